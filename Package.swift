@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "gpuencode",
+    products: [
+        .executable(name: "gpuencode", targets: ["gpuencode"]),
+        .library(name: "GPUEncodeKit", targets: ["GPUEncodeKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // Debian: libavformat-dev libavcodec-dev libavutil-dev libswscale-dev
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat libavcodec libavutil libswscale",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev"])]
+        ),
+        // Debian: libegl-dev libgles-dev (libglvnd), with Mesa's libegl-mesa0 for llvmpipe
+        .systemLibrary(
+            name: "CEGL",
+            pkgConfig: "egl glesv2",
+            providers: [.apt(["libegl-dev", "libgles-dev", "libegl-mesa0"])]
+        ),
+        // What Swift cannot import from FFmpeg: function-like macros, variadics, signal flags.
+        .target(name: "CShim", dependencies: ["CFFmpeg"]),
+        .target(
+            name: "GPUEncodeKit",
+            dependencies: ["CFFmpeg", "CEGL", "CShim"],
+            plugins: ["EmbedPresets"]
+        ),
+        .executableTarget(
+            name: "gpuencode",
+            dependencies: [
+                "GPUEncodeKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Turns presets/*.json into Swift source so `--preset sepia` works from any directory
+        // and a static binary carries them without Foundation's Bundle.
+        .executableTarget(name: "PresetEmbedder", path: "Sources/PresetEmbedder"),
+        .plugin(name: "EmbedPresets", capability: .buildTool(), dependencies: ["PresetEmbedder"]),
+        .testTarget(name: "GPUEncodeTests", dependencies: ["GPUEncodeKit"], path: "Tests/GPUEncodeTests"),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,22 @@
+#ifndef GPUENCODE_SHIM_H
+#define GPUENCODE_SHIM_H
+#include <stdint.h>
+#include <libavutil/avutil.h>
+#include <libavutil/error.h>
+
+// Function-like macros and compound literals that Swift cannot import.
+int gpuencode_averror_eof(void);
+int gpuencode_averror_eagain(void);
+int gpuencode_averror(int posix_errno);
+int64_t gpuencode_nopts_value(void);
+// av_err2str is a macro over a compound-literal buffer; this writes into the caller's buffer.
+void gpuencode_err2str(int errnum, char *buf, size_t size);
+// av_log is variadic.
+void gpuencode_log(void *avcl, int level, const char *message);
+// Routes libav* log lines at or above `level` to stderr with a prefix; below it they are dropped.
+void gpuencode_set_log_level(int level);
+
+// SIGINT/SIGTERM set a flag that the transcode loop polls; the handler does nothing else.
+void gpuencode_install_signal_handlers(void);
+int gpuencode_interrupt_signal(void);
+#endif

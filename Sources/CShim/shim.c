@@ -1,0 +1,40 @@
+#include "gpuencode_shim.h"
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <stdio.h>
+#include <libavutil/log.h>
+
+int gpuencode_averror_eof(void) { return AVERROR_EOF; }
+int gpuencode_averror_eagain(void) { return AVERROR(EAGAIN); }
+int gpuencode_averror(int posix_errno) { return AVERROR(posix_errno); }
+int64_t gpuencode_nopts_value(void) { return AV_NOPTS_VALUE; }
+
+void gpuencode_err2str(int errnum, char *buf, size_t size) {
+    av_strerror(errnum, buf, size);
+}
+
+void gpuencode_log(void *avcl, int level, const char *message) {
+    av_log(avcl, level, "%s", message);
+}
+
+void gpuencode_set_log_level(int level) {
+    av_log_set_level(level);
+}
+
+static volatile sig_atomic_t interrupt_signal = 0;
+
+static void on_signal(int sig) {
+    interrupt_signal = sig;
+}
+
+void gpuencode_install_signal_handlers(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int gpuencode_interrupt_signal(void) { return interrupt_signal; }

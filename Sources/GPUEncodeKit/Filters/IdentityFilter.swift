@@ -1,0 +1,7 @@
+public enum IdentityFilter {
+    public static let declaration = FilterDeclaration(
+        name: "identity",
+        summary: "Passes the picture through unchanged.",
+        glsl: "vec4 {{p}}apply(vec4 c) { return c; }"
+    )
+}

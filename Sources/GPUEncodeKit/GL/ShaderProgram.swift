@@ -1,0 +1,194 @@
+import CEGL
+
+/// A linked vertex + fragment program, compiled once per run.
+final class ShaderProgram {
+    let id: GLuint
+    private var locations: [String: GLint] = [:]
+
+    /// Every pass draws one triangle covering the target, positioned from gl_VertexID: no vertex buffers.
+    static let fullScreenVertexShader = """
+    #version 300 es
+    void main() {
+        vec2 p = vec2(float((gl_VertexID & 1) << 2), float((gl_VertexID & 2) << 1)) - 1.0;
+        gl_Position = vec4(p, 0.0, 1.0);
+    }
+    """
+
+    init(fragment: String, label: String) throws {
+        let vs = try ShaderProgram.compile(GLenum(GL_VERTEX_SHADER), ShaderProgram.fullScreenVertexShader, label: label)
+        defer { glDeleteShader(vs) }
+        let fs = try ShaderProgram.compile(GLenum(GL_FRAGMENT_SHADER), fragment, label: label)
+        defer { glDeleteShader(fs) }
+        id = glCreateProgram()
+        glAttachShader(id, vs)
+        glAttachShader(id, fs)
+        glLinkProgram(id)
+        var ok: GLint = 0
+        glGetProgramiv(id, GLenum(GL_LINK_STATUS), &ok)
+        guard ok == GL_TRUE else {
+            let log = ShaderProgram.infoLog(id, program: true)
+            glDeleteProgram(id)
+            throw GPUEncodeError(.gpu, "linking the \(label) shader failed: \(log)")
+        }
+    }
+
+    deinit { glDeleteProgram(id) }
+
+    func use() { glUseProgram(id) }
+
+    func location(_ name: String) -> GLint {
+        if let l = locations[name] { return l }
+        let l = glGetUniformLocation(id, name)
+        locations[name] = l
+        return l
+    }
+
+    func set(_ name: String, _ v: Float) { glUniform1f(location(name), v) }
+    func set(_ name: String, int v: Int32) { glUniform1i(location(name), v) }
+    func set(_ name: String, _ x: Float, _ y: Float) { glUniform2f(location(name), x, y) }
+    func set(_ name: String, _ x: Float, _ y: Float, _ z: Float) { glUniform3f(location(name), x, y, z) }
+
+    /// `rows` is row-major; GLES 3 transposes on upload so GLSL sees the same rows.
+    func setMatrix(_ name: String, rows: [Float]) {
+        switch rows.count {
+        case 4: glUniformMatrix2fv(location(name), 1, GLboolean(GL_TRUE), rows)
+        case 9: glUniformMatrix3fv(location(name), 1, GLboolean(GL_TRUE), rows)
+        case 16: glUniformMatrix4fv(location(name), 1, GLboolean(GL_TRUE), rows)
+        default: preconditionFailure("unsupported matrix size \(rows.count)")
+        }
+    }
+
+    private static func compile(_ type: GLenum, _ source: String, label: String) throws -> GLuint {
+        let shader = glCreateShader(type)
+        source.withCString { ptr in
+            var p: UnsafePointer<GLchar>? = ptr
+            glShaderSource(shader, 1, &p, nil)
+        }
+        glCompileShader(shader)
+        var ok: GLint = 0
+        glGetShaderiv(shader, GLenum(GL_COMPILE_STATUS), &ok)
+        guard ok == GL_TRUE else {
+            let log = infoLog(shader, program: false)
+            glDeleteShader(shader)
+            throw GPUEncodeError(.gpu, "compiling the \(label) shader failed: \(log)")
+        }
+        return shader
+    }
+
+    private static func infoLog(_ object: GLuint, program: Bool) -> String {
+        var length: GLint = 0
+        if program { glGetProgramiv(object, GLenum(GL_INFO_LOG_LENGTH), &length) } else {
+            glGetShaderiv(object, GLenum(GL_INFO_LOG_LENGTH), &length)
+        }
+        guard length > 1 else { return "(no log)" }
+        var buffer = [GLchar](repeating: 0, count: Int(length))
+        if program { glGetProgramInfoLog(object, length, nil, &buffer) } else { glGetShaderInfoLog(object, length, nil, &buffer) }
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.split(separator: "\n").joined(separator: " | ")
+    }
+}
+
+/// An immutable-storage 2-D texture.
+final class Texture {
+    let id: GLuint
+    let width: Int
+    let height: Int
+
+    init(width: Int, height: Int, format: GLenum, filter: GLint) {
+        var t: GLuint = 0
+        glGenTextures(1, &t)
+        id = t
+        self.width = width
+        self.height = height
+        glBindTexture(GLenum(GL_TEXTURE_2D), t)
+        glTexStorage2D(GLenum(GL_TEXTURE_2D), 1, format, GLsizei(width), GLsizei(height))
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), filter)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), filter)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_S), GL_CLAMP_TO_EDGE)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_T), GL_CLAMP_TO_EDGE)
+    }
+
+    deinit {
+        var t = id
+        glDeleteTextures(1, &t)
+    }
+
+    /// Uploads one 8-bit plane whose rows are `stride` bytes apart (FFmpeg pads rows).
+    func upload(_ data: UnsafeRawPointer, stride: Int) {
+        glBindTexture(GLenum(GL_TEXTURE_2D), id)
+        glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(stride))
+        glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(width), GLsizei(height),
+                        GLenum(GL_RED), GLenum(GL_UNSIGNED_BYTE), data)
+        glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
+    }
+}
+
+/// A framebuffer with one or more colour attachments.
+final class RenderTarget {
+    let fbo: GLuint
+    let textures: [Texture]
+    let width: Int
+    let height: Int
+    /// Whether glReadPixels may read GL_RED/UNSIGNED_BYTE straight into a plane (Mesa and NVIDIA say yes).
+    private(set) var readsRed = false
+
+    init(width: Int, height: Int, formats: [GLenum], filter: GLint = GL_NEAREST) throws {
+        self.width = width
+        self.height = height
+        textures = formats.map { Texture(width: width, height: height, format: $0, filter: filter) }
+        var f: GLuint = 0
+        glGenFramebuffers(1, &f)
+        fbo = f
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fbo)
+        var buffers: [GLenum] = []
+        for (i, t) in textures.enumerated() {
+            let attachment = GLenum(Int(GL_COLOR_ATTACHMENT0) + i)
+            glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), attachment, GLenum(GL_TEXTURE_2D), t.id, 0)
+            buffers.append(attachment)
+        }
+        glDrawBuffers(GLsizei(buffers.count), buffers)
+        let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
+        guard status == GL_FRAMEBUFFER_COMPLETE else {
+            throw GPUEncodeError(.gpu, "framebuffer \(width)x\(height) incomplete (0x\(String(status, radix: 16)))")
+        }
+        if formats.allSatisfy({ $0 == GLenum(GL_R8) }) {
+            var format: GLint = 0, type: GLint = 0
+            glGetIntegerv(GLenum(GL_IMPLEMENTATION_COLOR_READ_FORMAT), &format)
+            glGetIntegerv(GLenum(GL_IMPLEMENTATION_COLOR_READ_TYPE), &type)
+            readsRed = format == GL_RED && type == GL_UNSIGNED_BYTE
+        }
+    }
+
+    deinit {
+        var f = fbo
+        glDeleteFramebuffers(1, &f)
+    }
+
+    func bind() {
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fbo)
+        glViewport(0, 0, GLsizei(width), GLsizei(height))
+    }
+
+    /// Reads attachment `index` (an R8 texture) into a plane with `stride`-byte rows.
+    func readPlane(_ index: Int, into plane: UnsafeMutablePointer<UInt8>, stride: Int, scratch: inout [UInt8]) {
+        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), fbo)
+        glReadBuffer(GLenum(Int(GL_COLOR_ATTACHMENT0) + index))
+        if readsRed {
+            glPixelStorei(GLenum(GL_PACK_ROW_LENGTH), GLint(stride))
+            glReadPixels(0, 0, GLsizei(width), GLsizei(height), GLenum(GL_RED), GLenum(GL_UNSIGNED_BYTE), plane)
+            glPixelStorei(GLenum(GL_PACK_ROW_LENGTH), 0)
+            return
+        }
+        // ES 3.0 only promises RGBA reads; take the red channel out on the CPU.
+        let count = width * height * 4
+        if scratch.count < count { scratch = [UInt8](repeating: 0, count: count) }
+        scratch.withUnsafeMutableBytes { raw in
+            glReadPixels(0, 0, GLsizei(width), GLsizei(height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), raw.baseAddress)
+            let src = raw.bindMemory(to: UInt8.self)
+            for y in 0..<height {
+                let row = plane + y * stride
+                for x in 0..<width { row[x] = src[(y * width + x) * 4] }
+            }
+        }
+    }
+}

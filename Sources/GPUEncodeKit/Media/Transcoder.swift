@@ -1,0 +1,459 @@
+import CFFmpeg
+import CShim
+import Glibc
+
+public struct TranscodeOptions: Sendable {
+    public var input: String
+    public var output: String
+    public var preset: Preset
+    public var overwrite = false
+    public var encoder = EncoderSettings()
+    public var gpu: GPUSelection = .auto
+    /// Decoder threads; 0 lets libavcodec choose.
+    public var decoderThreads = 0
+    public var progress: ProgressReporter?
+    /// Receives warnings and (when verbose) notes, one line each.
+    public var log: @Sendable (LogLevel, String) -> Void = { _, _ in }
+
+    public init(input: String, output: String, preset: Preset) {
+        self.input = input
+        self.output = output
+        self.preset = preset
+    }
+}
+
+public enum LogLevel: Sendable { case info, warning }
+
+public struct TranscodeSummary: Sendable {
+    public var frames: Int
+    public var renderer: String
+    public var seconds: Double
+    public var decodeErrors: Int
+}
+
+/// decode → GPU filter graph → encode, with every other stream copied. Three stages on three
+/// threads joined by small bounded queues, so decode, GL work and x264 overlap and memory stays
+/// constant. Video frames keep their own timestamps end to end (rescaled at each hand-off).
+public final class Transcoder {
+    private let options: TranscodeOptions
+    private let input: InputFile
+    private let output: OutputFile
+    private let gl: GLContext
+    private let encoder: UnsafeMutablePointer<AVCodecContext>
+    private let videoOut: UnsafeMutablePointer<AVStream>
+    /// Output stream index for each input stream, or nil if the stream is dropped.
+    private var streamMap: [Int: Int32] = [:]
+    private let geometry: RenderGeometry
+    private let sourceColor: YUVColorSpace
+    /// The planar 8-bit format frames are uploaded in; others are converted to it once per frame.
+    private let workingFormat: AVPixelFormat
+
+    private let failure = Locked<GPUEncodeError?>(nil)
+    private let toGPU = BoundedQueue<UnsafeMutablePointer<AVFrame>>(capacity: 3)
+    private let toEncoder = BoundedQueue<UnsafeMutablePointer<AVFrame>>(capacity: 3)
+    /// Frame durations by pts (encoder time base): x264 drops them, the muxer wants them.
+    private let durations = Locked<[Int64: Int64]>([:])
+    private let framesEncoded = Locked(0)
+    private var decodeErrors = 0
+
+    public static func run(_ options: TranscodeOptions) throws -> TranscodeSummary {
+        try checkPaths(options)
+        let t = try Transcoder(options)
+        return try t.transcode()
+    }
+
+    static func checkPaths(_ o: TranscodeOptions) throws {
+        if o.input == o.output { throw GPUEncodeError(.usage, path: o.output, "output is the input file") }
+        if let a = fileIdentity(o.input), let b = fileIdentity(o.output), a == b {
+            throw GPUEncodeError(.usage, path: o.output, "output is the input file (same file through another path)")
+        }
+        if fileExists(o.output) {
+            if isDirectory(o.output) { throw GPUEncodeError(.outputCreate, path: o.output, "is a directory") }
+            if !o.overwrite { throw GPUEncodeError(.outputCreate, path: o.output, "already exists (use -y to overwrite)") }
+        }
+    }
+
+    private init(_ o: TranscodeOptions) throws {
+        options = o
+        input = try InputFile(path: o.input, threads: o.decoderThreads)
+        output = try OutputFile(path: o.output)
+        gl = try GLContext(selection: o.gpu)
+        o.log(.info, "GPU: \(gl.renderer) (\(gl.version); \(gl.platform))")
+
+        let dec = input.decoder.pointee
+        let inStream = input.videoStream
+        let format = dec.pix_fmt
+        let (working, color) = Transcoder.workingFormat(for: format, colorspace: dec.colorspace, range: dec.color_range)
+        workingFormat = working
+        sourceColor = color
+        let desc = av_pix_fmt_desc_get(working)!.pointee
+        let rotation = input.rotation
+        geometry = RenderGeometry(sourceWidth: Int(dec.width), sourceHeight: Int(dec.height),
+                                  chromaShiftX: Int(desc.log2_chroma_w), chromaShiftY: Int(desc.log2_chroma_h),
+                                  rotation: rotation)
+        guard geometry.outputWidth >= 2, geometry.outputHeight >= 2 else {
+            throw GPUEncodeError(.input, path: o.input, "video is \(dec.width)x\(dec.height), too small to encode")
+        }
+        let formatName = format == AV_PIX_FMT_NONE ? "unknown" : String(cString: av_get_pix_fmt_name(format))
+        o.log(.info, "video: \(dec.width)x\(dec.height) \(formatName), \(color), rotation \(rotation.rawValue)°, output \(geometry.outputWidth)x\(geometry.outputHeight)")
+        if let srcDesc = av_pix_fmt_desc_get(format), srcDesc.pointee.comp.0.depth > 8 {
+            o.log(.warning, "\(o.input): \(srcDesc.pointee.comp.0.depth)-bit video is converted to 8 bits")
+        }
+        if [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc) {
+            o.log(.warning, "\(o.input): HDR (\(String(cString: av_color_transfer_name(dec.color_trc)))) video is written as SDR BT.709 without tone mapping; highlights will look flat")
+        }
+        if geometry.outputWidth != (rotation.swapsDimensions ? geometry.sourceHeight : geometry.sourceWidth)
+            || geometry.outputHeight != (rotation.swapsDimensions ? geometry.sourceWidth : geometry.sourceHeight) {
+            o.log(.warning, "\(o.input): odd dimensions cropped to \(geometry.outputWidth)x\(geometry.outputHeight) for 4:2:0 H.264")
+        }
+
+        // Video encoder and stream.
+        guard let codec = avcodec_find_encoder_by_name("libx264") else {
+            throw GPUEncodeError(.encode, path: o.output, "this FFmpeg has no libx264 encoder")
+        }
+        guard let enc = avcodec_alloc_context3(codec) else { throw GPUEncodeError(.internal, "out of memory") }
+        encoder = enc
+        enc.pointee.width = Int32(geometry.outputWidth)
+        enc.pointee.height = Int32(geometry.outputHeight)
+        enc.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        enc.pointee.time_base = inStream.pointee.time_base
+        let rate = av_guess_frame_rate(input.format, inStream, nil)
+        if rate.num > 0 && rate.den > 0 { enc.pointee.framerate = rate }
+        var sar = inStream.pointee.sample_aspect_ratio.num > 0 ? inStream.pointee.sample_aspect_ratio : dec.sample_aspect_ratio
+        if rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
+        if sar.num > 0 { enc.pointee.sample_aspect_ratio = sar }
+        enc.pointee.color_primaries = AVCOL_PRI_BT709
+        enc.pointee.color_trc = AVCOL_TRC_BT709
+        enc.pointee.colorspace = AVCOL_SPC_BT709
+        enc.pointee.color_range = AVCOL_RANGE_MPEG
+        enc.pointee.thread_count = Int32(o.encoder.threads)
+        if let g = o.encoder.keyint { enc.pointee.gop_size = Int32(g) }
+        if output.format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
+            enc.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
+        }
+        var encOptions: OpaquePointer?
+        defer { av_dict_free(&encOptions) }
+        av_dict_set(&encOptions, "preset", o.encoder.preset, 0)
+        if let tune = o.encoder.tune { av_dict_set(&encOptions, "tune", tune, 0) }
+        let lossless: Bool
+        if let bitrate = o.encoder.bitrate {
+            enc.pointee.bit_rate = bitrate
+            lossless = false
+        } else {
+            av_dict_set(&encOptions, "crf", String(o.encoder.crf), 0)
+            lossless = o.encoder.crf == 0
+        }
+        // High profile cannot be lossless; x264 picks High 4:4:4 Predictive for crf 0.
+        if let profile = o.encoder.profile ?? (lossless ? nil : "high") { av_dict_set(&encOptions, "profile", profile, 0) }
+        try check(avcodec_open2(enc, codec, &encOptions), .encode, path: o.output, "cannot open libx264 with these settings")
+
+        videoOut = try output.addStream()
+        try check(avcodec_parameters_from_context(videoOut.pointee.codecpar, enc), .internal, path: o.output, "encoder parameters")
+        videoOut.pointee.time_base = enc.pointee.time_base
+        videoOut.pointee.sample_aspect_ratio = enc.pointee.sample_aspect_ratio
+        videoOut.pointee.disposition = inStream.pointee.disposition
+        av_dict_copy(&videoOut.pointee.metadata, inStream.pointee.metadata, 0)
+        // The picture is rotated already; a leftover rotate tag would turn it again.
+        av_dict_set(&videoOut.pointee.metadata, "rotate", nil, 0)
+        av_dict_set(&videoOut.pointee.metadata, "encoder", nil, 0)
+        streamMap[Int(input.videoIndex)] = videoOut.pointee.index
+
+        // Every other stream is copied packet for packet.
+        for i in 0..<input.streamCount where i != Int(input.videoIndex) {
+            let s = input.stream(i)
+            let par = s.pointee.codecpar!
+            let type = par.pointee.codec_type
+            let codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
+            let ext = pathExtension(o.output)
+            switch type {
+            case AVMEDIA_TYPE_AUDIO:
+                guard output.canHold(par.pointee.codec_id) else {
+                    throw GPUEncodeError(.usage, path: o.output, "audio stream #\(i) (\(codecName)) cannot be stored in .\(ext) without re-encoding; use .mkv, which holds any audio")
+                }
+            case AVMEDIA_TYPE_SUBTITLE:
+                guard output.canHold(par.pointee.codec_id) else {
+                    o.log(.warning, "\(o.output): subtitle stream #\(i) (\(codecName)) dropped: .\(ext) cannot hold it (.mkv can)")
+                    continue
+                }
+            case AVMEDIA_TYPE_VIDEO:
+                o.log(.info, "extra video stream #\(i) (\(codecName)) dropped: only the best video stream is filtered")
+                continue
+            default:
+                o.log(.info, "stream #\(i) (\((av_get_media_type_string(type).map { String(cString: $0) } ?? "data")) \(codecName)) dropped")
+                continue
+            }
+            let os = try output.addStream()
+            try check(avcodec_parameters_copy(os.pointee.codecpar, par), .internal, path: o.output, "copying stream parameters")
+            os.pointee.codecpar.pointee.codec_tag = 0
+            os.pointee.time_base = s.pointee.time_base
+            os.pointee.disposition = s.pointee.disposition
+            av_dict_copy(&os.pointee.metadata, s.pointee.metadata, 0)
+            streamMap[i] = os.pointee.index
+        }
+        av_dict_copy(&output.format.pointee.metadata, input.format.pointee.metadata, 0)
+        try output.open()
+    }
+
+    deinit {
+        var e: UnsafeMutablePointer<AVCodecContext>? = encoder
+        avcodec_free_context(&e)
+    }
+
+    /// The 8-bit planar format the GPU reads and the colour space to decode it with.
+    static func workingFormat(for format: AVPixelFormat, colorspace: AVColorSpace, range: AVColorRange) -> (AVPixelFormat, YUVColorSpace) {
+        let native: [AVPixelFormat] = [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P,
+                                       AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUV440P, AV_PIX_FMT_YUVJ440P]
+        let jpeg: [AVPixelFormat] = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P]
+        // Unspecified matrices are BT.601, as swscale and the ffmpeg CLI assume.
+        let matrix: YUVMatrix
+        switch colorspace {
+        case AVCOL_SPC_BT709: matrix = .bt709
+        case AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL: matrix = .bt2020
+        default: matrix = .bt601
+        }
+        let full = range == AVCOL_RANGE_JPEG || jpeg.contains(format)
+        if native.contains(format) { return (format, YUVColorSpace(matrix: matrix, fullRange: full)) }
+        guard let desc = av_pix_fmt_desc_get(format)?.pointee else {
+            return (AV_PIX_FMT_YUV420P, YUVColorSpace(matrix: matrix, fullRange: full))
+        }
+        let isYUV = desc.flags & UInt64(AV_PIX_FMT_FLAG_RGB) == 0 && desc.flags & UInt64(AV_PIX_FMT_FLAG_PAL) == 0 && desc.nb_components >= 3
+        let target: AVPixelFormat
+        switch (desc.log2_chroma_w, desc.log2_chroma_h) {
+        case (0, 0): target = AV_PIX_FMT_YUV444P
+        case (1, 0): target = AV_PIX_FMT_YUV422P
+        default: target = AV_PIX_FMT_YUV420P
+        }
+        // swscale turns RGB, palette and grey into limited-range BT.601 Y'CbCr; YUV keeps its values.
+        return isYUV ? (target, YUVColorSpace(matrix: matrix, fullRange: full)) : (target, YUVColorSpace(matrix: .bt601, fullRange: false))
+    }
+
+    private func fail(_ error: GPUEncodeError) {
+        failure.withLock { if $0 == nil { $0 = error } }
+        toGPU.close()
+        toEncoder.close()
+    }
+
+    private var failed: Bool { failure.withLock { $0 != nil } }
+
+    private func checkInterrupt() {
+        let sig = gpuencode_interrupt_signal()
+        if sig != 0 { fail(GPUEncodeError(.interrupted(signal: sig), path: options.output, "interrupted; no output written")) }
+    }
+
+    private func transcode() throws -> TranscodeSummary {
+        let started = monotonicSeconds()
+        gl.releaseCurrent()
+        let gpuThread = WorkerThread(name: "gpuencode-gl") { [self] in gpuStage() }
+        let encodeThread = WorkerThread(name: "gpuencode-x264") { [self] in encodeStage() }
+        demuxStage()
+        toGPU.close()
+        gpuThread.join()
+        encodeThread.join()
+        toGPU.drain { var f: UnsafeMutablePointer<AVFrame>? = $0; av_frame_free(&f) }
+        toEncoder.drain { var f: UnsafeMutablePointer<AVFrame>? = $0; av_frame_free(&f) }
+        checkInterrupt()
+        if let error = failure.withLock({ $0 }) { throw error }
+        let frames = framesEncoded.withLock { $0 }
+        if frames == 0 {
+            throw GPUEncodeError(.inputDecode, path: options.input, "no video frame could be decoded")
+        }
+        try output.finish()
+        if decodeErrors > 0 {
+            options.log(.warning, "\(options.input): \(decodeErrors) decode error(s) in the video stream; damaged frames were skipped or concealed by the decoder")
+        }
+        return TranscodeSummary(frames: frames, renderer: gl.renderer, seconds: monotonicSeconds() - started, decodeErrors: decodeErrors)
+    }
+
+    // MARK: Stage 1: demux, copy, decode (calling thread)
+
+    private func demuxStage() {
+        let packet = av_packet_alloc()!
+        let frame = av_frame_alloc()!
+        var converter = FrameConverter()
+        var clock = FrameClock(timeBase: input.videoStream.pointee.time_base, rate: encoder.pointee.framerate)
+        defer {
+            var p: UnsafeMutablePointer<AVPacket>? = packet
+            av_packet_free(&p)
+            var f: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&f)
+        }
+
+        func receiveFrames() -> Bool {
+            while true {
+                let rc = avcodec_receive_frame(input.decoder, frame)
+                if rc == AVERROR_EAGAIN_VALUE || rc == AVERROR_EOF_VALUE { return true }
+                if rc < 0 { decodeErrors += 1; return true }
+                defer { av_frame_unref(frame) }
+                let (pts, duration) = clock.stamp(frame)
+                if clock.repairedTimestamps == 1 && clock.justRepaired {
+                    options.log(.warning, "\(options.input): video timestamps not increasing; repaired by one tick where needed")
+                }
+                guard let work = converter.convert(frame, to: workingFormat, width: geometry.sourceWidth, height: geometry.sourceHeight) else {
+                    fail(GPUEncodeError(.internal, path: options.input, "cannot convert a \(frame.pointee.width)x\(frame.pointee.height) frame"))
+                    return false
+                }
+                work.pointee.pts = pts
+                work.pointee.pkt_duration = duration
+                if !toGPU.push(work) {
+                    var w: UnsafeMutablePointer<AVFrame>? = work
+                    av_frame_free(&w)
+                    return false
+                }
+            }
+        }
+
+        while !failed {
+            checkInterrupt()
+            let rc = av_read_frame(input.format, packet)
+            if rc == AVERROR_EOF_VALUE { break }
+            if rc < 0 {
+                options.log(.warning, "\(options.input): read error (\(averrorString(rc))); treating it as the end of the file")
+                break
+            }
+            defer { av_packet_unref(packet) }
+            let index = Int(packet.pointee.stream_index)
+            if index == Int(input.videoIndex) {
+                let sent = avcodec_send_packet(input.decoder, packet)
+                if sent < 0 && sent != AVERROR_EAGAIN_VALUE { decodeErrors += 1 }
+                if !receiveFrames() { return }
+            } else if let outIndex = streamMap[index] {
+                let out = output.format.pointee.streams[Int(outIndex)]!
+                av_packet_rescale_ts(packet, input.stream(index).pointee.time_base, out.pointee.time_base)
+                packet.pointee.stream_index = outIndex
+                packet.pointee.pos = -1
+                do { try output.write(packet) } catch let e as GPUEncodeError { fail(e); return } catch { return }
+            }
+        }
+        if failed { return }
+        avcodec_send_packet(input.decoder, nil)
+        _ = receiveFrames()
+    }
+
+    // MARK: Stage 2: GPU
+
+    private func gpuStage() {
+        defer { toEncoder.close() }
+        do {
+            try gl.makeCurrent()
+            defer { gl.releaseCurrent() }
+            let renderer = try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters)
+            while let frame = toGPU.pop() {
+                var f: UnsafeMutablePointer<AVFrame>? = frame
+                defer { av_frame_free(&f) }
+                if failed { continue }
+                guard let out = av_frame_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
+                out.pointee.width = Int32(geometry.outputWidth)
+                out.pointee.height = Int32(geometry.outputHeight)
+                out.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+                if av_frame_get_buffer(out, 0) < 0 {
+                    var o: UnsafeMutablePointer<AVFrame>? = out
+                    av_frame_free(&o)
+                    throw GPUEncodeError(.internal, "out of memory")
+                }
+                try renderer.render(source: planes(frame), output: planes(out))
+                out.pointee.pts = frame.pointee.pts
+                out.pointee.pkt_duration = frame.pointee.pkt_duration
+                if !toEncoder.push(out) {
+                    var o: UnsafeMutablePointer<AVFrame>? = out
+                    av_frame_free(&o)
+                }
+            }
+        } catch let e as GPUEncodeError {
+            fail(e)
+        } catch {
+            fail(GPUEncodeError(.internal, "\(error)"))
+        }
+    }
+
+    private func planes(_ frame: UnsafeMutablePointer<AVFrame>) -> [Plane] {
+        let f = frame.pointee
+        return [
+            Plane(data: f.data.0!, stride: Int(f.linesize.0)),
+            Plane(data: f.data.1!, stride: Int(f.linesize.1)),
+            Plane(data: f.data.2!, stride: Int(f.linesize.2)),
+        ]
+    }
+
+    // MARK: Stage 3: encode and mux
+
+    private func encodeStage() {
+        let packet = av_packet_alloc()!
+        defer {
+            var p: UnsafeMutablePointer<AVPacket>? = packet
+            av_packet_free(&p)
+        }
+        let total = input.durationSeconds
+        let start = input.startSeconds
+        let tb = encoder.pointee.time_base
+        do {
+            while let frame = toEncoder.pop() {
+                var f: UnsafeMutablePointer<AVFrame>? = frame
+                defer { av_frame_free(&f) }
+                if failed { continue }
+                checkInterrupt()
+                let pts = frame.pointee.pts
+                durations.withLock { $0[pts] = frame.pointee.pkt_duration }
+                try check(avcodec_send_frame(encoder, frame), .encode, path: options.output, "encoding failed")
+                try drainEncoder(packet)
+                let n = framesEncoded.withLock { $0 += 1; return $0 }
+                options.progress?.update(frames: n, position: seconds(pts, tb) - start, total: total)
+            }
+            if failed { return }
+            try check(avcodec_send_frame(encoder, nil), .encode, path: options.output, "flushing the encoder failed")
+            try drainEncoder(packet)
+            let n = framesEncoded.withLock { $0 }
+            options.progress?.update(frames: n, position: total ?? 0, total: total, final: true)
+        } catch let e as GPUEncodeError {
+            fail(e)
+        } catch {
+            fail(GPUEncodeError(.internal, "\(error)"))
+        }
+    }
+
+    private func drainEncoder(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+        while true {
+            let rc = avcodec_receive_packet(encoder, packet)
+            if rc == AVERROR_EAGAIN_VALUE || rc == AVERROR_EOF_VALUE { return }
+            try check(rc, .encode, path: options.output, "encoding failed")
+            if let d = durations.withLock({ $0.removeValue(forKey: packet.pointee.pts) }), d > 0 {
+                packet.pointee.duration = d
+            }
+            av_packet_rescale_ts(packet, encoder.pointee.time_base, videoOut.pointee.time_base)
+            packet.pointee.stream_index = videoOut.pointee.index
+            try output.write(packet)
+        }
+    }
+}
+
+/// Gives every decoded frame a presentation time: its own when it has one, otherwise the
+/// previous one plus a frame; never equal to or before the previous (encoders reject that).
+struct FrameClock {
+    let timeBase: AVRational
+    let defaultDuration: Int64
+    private var last: Int64?
+    private(set) var repairedTimestamps = 0
+    private(set) var justRepaired = false
+
+    init(timeBase: AVRational, rate: AVRational) {
+        self.timeBase = timeBase
+        if rate.num > 0 && rate.den > 0 {
+            defaultDuration = max(1, av_rescale_q(1, AVRational(num: rate.den, den: rate.num), timeBase))
+        } else {
+            defaultDuration = max(1, av_rescale_q(1, AVRational(num: 1, den: 25), timeBase))
+        }
+    }
+
+    mutating func stamp(_ frame: UnsafeMutablePointer<AVFrame>) -> (pts: Int64, duration: Int64) {
+        let duration = frame.pointee.pkt_duration > 0 ? frame.pointee.pkt_duration : defaultDuration
+        var pts = frame.pointee.best_effort_timestamp
+        if pts == AV_NOPTS { pts = last.map { $0 + defaultDuration } ?? 0 }
+        justRepaired = false
+        if let last, pts <= last {
+            pts = last + 1
+            repairedTimestamps += 1
+            justRepaired = true
+        }
+        last = pts
+        return (pts, duration)
+    }
+}

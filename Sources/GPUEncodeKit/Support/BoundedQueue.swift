@@ -1,0 +1,120 @@
+import Glibc
+
+/// A blocking FIFO with a fixed capacity: the stages of the pipeline hand frames through these,
+/// so frames in flight (and memory) stay constant whatever the length of the input.
+final class BoundedQueue<Element>: @unchecked Sendable {
+    private var items: [Element] = []
+    private var head = 0
+    private let capacity: Int
+    private var closed = false
+    private var mutex = pthread_mutex_t()
+    private var notEmpty = pthread_cond_t()
+    private var notFull = pthread_cond_t()
+    /// The most items ever held at once; tests read it to prove the bound.
+    private(set) var highWaterMark = 0
+
+    init(capacity: Int) {
+        precondition(capacity > 0)
+        self.capacity = capacity
+        pthread_mutex_init(&mutex, nil)
+        pthread_cond_init(&notEmpty, nil)
+        pthread_cond_init(&notFull, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(&mutex)
+        pthread_cond_destroy(&notEmpty)
+        pthread_cond_destroy(&notFull)
+    }
+
+    private var count: Int { items.count - head }
+
+    /// Blocks while full. Returns false (and drops nothing into the queue) once closed.
+    @discardableResult
+    func push(_ item: Element) -> Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        while count >= capacity && !closed { pthread_cond_wait(&notFull, &mutex) }
+        if closed { return false }
+        items.append(item)
+        highWaterMark = max(highWaterMark, count)
+        pthread_cond_signal(&notEmpty)
+        return true
+    }
+
+    /// Blocks while empty. Returns nil when closed and drained.
+    func pop() -> Element? {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        while count == 0 && !closed { pthread_cond_wait(&notEmpty, &mutex) }
+        if count == 0 { return nil }
+        let item = items[head]
+        head += 1
+        if head > 64 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        pthread_cond_signal(&notFull)
+        return item
+    }
+
+    /// No more pushes; consumers drain what is left, producers blocked in push return false.
+    func close() {
+        pthread_mutex_lock(&mutex)
+        closed = true
+        pthread_cond_broadcast(&notEmpty)
+        pthread_cond_broadcast(&notFull)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// Removes everything left (after an abort), handing each item to `body` for release.
+    func drain(_ body: (Element) -> Void) {
+        pthread_mutex_lock(&mutex)
+        let rest = items[head...]
+        items = []
+        head = 0
+        pthread_cond_broadcast(&notFull)
+        pthread_mutex_unlock(&mutex)
+        rest.forEach(body)
+    }
+}
+
+/// A joinable POSIX thread running one closure.
+final class WorkerThread: @unchecked Sendable {
+    private var thread = pthread_t()
+    private let body: () -> Void
+
+    init(name: String, _ body: @escaping () -> Void) {
+        self.body = body
+        let unmanaged = Unmanaged.passRetained(self)
+        let rc = pthread_create(&thread, nil, { arg in
+            let worker = Unmanaged<WorkerThread>.fromOpaque(arg!).takeRetainedValue()
+            worker.body()
+            return nil
+        }, unmanaged.toOpaque())
+        precondition(rc == 0, "pthread_create failed: \(rc)")
+    }
+
+    func join() {
+        pthread_join(thread, nil)
+    }
+}
+
+/// A mutex-protected value for state the stages share (first error, counters).
+final class Locked<Value>: @unchecked Sendable {
+    private var value: Value
+    private var mutex = pthread_mutex_t()
+
+    init(_ value: Value) {
+        self.value = value
+        pthread_mutex_init(&mutex, nil)
+    }
+
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return try body(&value)
+    }
+}

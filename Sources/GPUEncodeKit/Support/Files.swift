@@ -1,0 +1,54 @@
+import Glibc
+
+struct FileReadError: Error {
+    let reason: String
+}
+
+func errnoString(_ code: Int32 = errno) -> String {
+    String(cString: strerror(code))
+}
+
+func readTextFile(_ path: String) throws -> String {
+    guard let f = fopen(path, "rb") else { throw FileReadError(reason: errnoString()) }
+    defer { fclose(f) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&chunk, 1, chunk.count, f)
+        if n > 0 { bytes.append(contentsOf: chunk[0..<n]) }
+        if n < chunk.count {
+            if ferror(f) != 0 { throw FileReadError(reason: errnoString()) }
+            break
+        }
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// Identity of a file on disk, to refuse writing over the input through another path.
+func fileIdentity(_ path: String) -> (dev: UInt, ino: UInt)? {
+    var st = stat()
+    guard stat(path, &st) == 0 else { return nil }
+    return (UInt(st.st_dev), UInt(st.st_ino))
+}
+
+func fileExists(_ path: String) -> Bool {
+    var st = stat()
+    return lstat(path, &st) == 0
+}
+
+func isDirectory(_ path: String) -> Bool {
+    var st = stat()
+    return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+}
+
+func splitPath(_ path: String) -> (dir: String, base: String) {
+    guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+    let dir = String(path[..<slash])
+    return (dir.isEmpty ? "/" : dir, String(path[path.index(after: slash)...]))
+}
+
+func pathExtension(_ path: String) -> String {
+    let base = splitPath(path).base
+    guard let dot = base.lastIndex(of: "."), dot != base.startIndex else { return "" }
+    return String(base[base.index(after: dot)...]).lowercased()
+}

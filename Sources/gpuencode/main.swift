@@ -1,0 +1,166 @@
+import ArgumentParser
+import CShim
+import GPUEncodeKit
+import Glibc
+
+struct GPUEncode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gpuencode",
+        abstract: "Re-encode a movie through a GPU filter chain, keeping its audio, timing and orientation.",
+        discussion: """
+        Each video frame is decoded with FFmpeg, filtered on the GPU (OpenGL ES 3, headless EGL) and
+        re-encoded to H.264 with libx264. Every audio stream is copied untouched; subtitles are
+        copied where the container can hold them. Each frame keeps its timestamp (variable frame
+        rate stays variable), rotated phone videos come out upright, and the output is tagged
+        BT.709. The file appears only when it is complete.
+
+        EXAMPLES:
+          gpuencode in.mp4 out.m4v --preset sepia
+          gpuencode phone.mov upright.mp4                  (identity: rotate and re-encode)
+          gpuencode in.mkv out.mkv --preset ./my-look.json --crf 18 --x264-preset slow
+          gpuencode in.mp4 out.mp4 --preset grayscale --bitrate 4M -y
+
+        PRESETS: built-in \(Preset.builtinNames.joined(separator: ", ")) (list them with --list-presets), or a
+        JSON file: {"version": 1, "name": "warm", "filters": [{"filter": "sepia", "intensity": 0.5}]}
+
+        GPU: --gpu auto (default) uses a hardware EGL device (e.g. NVIDIA) when there is one, else
+        Mesa's software renderer llvmpipe through the surfaceless platform, so it runs on any machine
+        without a display. GPUENCODE_GPU sets the default. -v prints the renderer used.
+
+        EXIT CODES:
+        \(exitCodeTable.map { "  \($0.code)\(String(repeating: " ", count: max(1, 5 - String($0.code).count)))\($0.meaning)" }.joined(separator: "\n"))
+        """,
+        version: GPUEncodeVersion.string
+    )
+
+    @Argument(help: "Input movie (any format FFmpeg reads: MP4, MOV, MKV, WebM, AVI, TS...).")
+    var input: String?
+
+    @Argument(help: "Output file; the container follows the extension (.mp4, .m4v, .mov, .mkv).")
+    var output: String?
+
+    @Option(name: .long, help: ArgumentHelp("A built-in preset name or a path to a preset JSON file.", valueName: "name|file"))
+    var preset: String = "identity"
+
+    @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists.")
+    var overwrite = false
+
+    @Option(help: ArgumentHelp("x264 constant rate factor, 0 (lossless) to 51; lower is better and bigger.", valueName: "n"))
+    var crf: Double = 23
+
+    @Option(name: .customLong("x264-preset"), help: ArgumentHelp("x264 speed preset: \(EncoderSettings.x264Presets.joined(separator: ", ")).", valueName: "name"))
+    var x264Preset: String = "medium"
+
+    @Option(help: ArgumentHelp("x264 tune: \(EncoderSettings.x264Tunes.joined(separator: ", ")).", valueName: "name"))
+    var tune: String?
+
+    @Option(name: [.long, .customLong("b:v", withSingleDash: true)], help: ArgumentHelp("Average video bitrate instead of --crf, e.g. 4M or 2500k.", valueName: "rate"))
+    var bitrate: String?
+
+    @Option(name: [.long, .customShort("g")], help: ArgumentHelp("Maximum keyframe interval in frames (x264 default 250).", valueName: "frames"))
+    var keyint: Int?
+
+    @Option(help: ArgumentHelp("Encoder threads; 0 lets x264 choose.", valueName: "n"))
+    var threads: Int = 0
+
+    @Option(help: ArgumentHelp("H.264 profile (default high; lossless uses high444).", valueName: "name"))
+    var profile: String?
+
+    @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
+    var gpu: String?
+
+    @Flag(name: .shortAndLong, help: "Print the GPU renderer, stream details and notes.")
+    var verbose = false
+
+    @Flag(help: "Report progress even when stderr is not a terminal (one key=value line per second).")
+    var progress = false
+
+    @Flag(name: .customLong("no-progress"), help: "No progress line, even on a terminal.")
+    var noProgress = false
+
+    @Flag(name: .customLong("list-presets"), help: "List the built-in presets and exit.")
+    var listPresets = false
+
+    mutating func validate() throws {
+        if listPresets { return }
+        guard input != nil, output != nil else { throw ValidationError("give an input and an output file, e.g. gpuencode in.mp4 out.mp4 --preset sepia") }
+        guard (0...51).contains(crf) else { throw ValidationError("--crf must be between 0 and 51") }
+        guard EncoderSettings.x264Presets.contains(x264Preset) else {
+            throw ValidationError("unknown --x264-preset \(x264Preset); use one of \(EncoderSettings.x264Presets.joined(separator: ", "))")
+        }
+        if let tune, !EncoderSettings.x264Tunes.contains(tune) {
+            throw ValidationError("unknown --tune \(tune); use one of \(EncoderSettings.x264Tunes.joined(separator: ", "))")
+        }
+        if let bitrate, parseBitrate(bitrate) == nil { throw ValidationError("--bitrate \(bitrate) is not a rate such as 4M, 2500k or 800000") }
+        if let keyint, keyint < 1 { throw ValidationError("--keyint must be at least 1") }
+        guard threads >= 0 else { throw ValidationError("--threads cannot be negative") }
+        if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
+    }
+
+    func run() throws {
+        if listPresets {
+            for name in Preset.builtinNames {
+                let p = try? Preset.load(name)
+                print("\(name)\(String(repeating: " ", count: max(1, 12 - name.count)))\(p?.description ?? "")")
+            }
+            return
+        }
+        let stderrIsTTY = isatty(2) == 1
+        let verbose = self.verbose
+        MediaLog.setLevel(verbose: verbose)
+        var reporter: ProgressReporter?
+        if !noProgress && (stderrIsTTY || progress) { reporter = ProgressReporter(style: stderrIsTTY ? .terminal : .lines) }
+        let shared = reporter
+        do {
+            let preset = try Preset.load(self.preset)
+            var options = TranscodeOptions(input: input!, output: output!, preset: preset)
+            options.overwrite = overwrite
+            options.encoder.crf = crf
+            options.encoder.preset = x264Preset
+            options.encoder.tune = tune
+            options.encoder.bitrate = bitrate.flatMap(parseBitrate)
+            options.encoder.keyint = keyint
+            options.encoder.threads = threads
+            options.encoder.profile = profile
+            let gpuName = gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto"
+            guard let selection = GPUSelection(rawValue: gpuName) else {
+                throw GPUEncodeError(.usage, "GPUENCODE_GPU=\(gpuName) must be auto, hardware or software")
+            }
+            options.gpu = selection
+            options.progress = reporter
+            options.log = { level, message in
+                guard level == .warning || verbose else { return }
+                shared?.interruptLine()
+                fputs("gpuencode: \(level == .warning ? "warning: " : "")\(message)\n", stderr)
+            }
+            gpuencode_install_signal_handlers()
+            let summary = try Transcoder.run(options)
+            if verbose || stderrIsTTY {
+                let fps = Double(summary.frames) / max(summary.seconds, 1e-6)
+                fputs("gpuencode: wrote \(output!): \(summary.frames) frames in \(String(format1(summary.seconds))) s (\(format1(fps)) fps) with preset \(preset.name) on \(summary.renderer)\n", stderr)
+            }
+        } catch let error as GPUEncodeError {
+            shared?.interruptLine()
+            fputs("gpuencode: error: \(error.description)\n", stderr)
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
+
+func format1(_ v: Double) -> String {
+    let r = (v * 10).rounded() / 10
+    return String(r)
+}
+
+/// "4M", "2500k", "800000" → bits per second.
+func parseBitrate(_ text: String) -> Int64? {
+    let lower = text.lowercased()
+    var multiplier = 1.0
+    var number = Substring(lower)
+    if lower.hasSuffix("k") { multiplier = 1e3; number = number.dropLast() }
+    else if lower.hasSuffix("m") { multiplier = 1e6; number = number.dropLast() }
+    guard let v = Double(number), v > 0, v * multiplier < 1e11 else { return nil }
+    return Int64(v * multiplier)
+}
+
+GPUEncode.main()
