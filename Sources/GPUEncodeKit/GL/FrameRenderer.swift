@@ -220,7 +220,8 @@ public final class FrameRenderer {
     layout(location = 0) out float cb;
     layout(location = 1) out float cr;
     void main() {
-        vec3 rgb = texture(rgbaTex, gl_FragCoord.xy * 2.0 * texelSize).rgb;
+        vec2 p = gl_FragCoord.xy * 2.0;
+        vec3 rgb = 0.5 * (texture(rgbaTex, vec2(p.x - 1.0, p.y) * texelSize).rgb + texture(rgbaTex, p * texelSize).rgb);
         vec3 yuv = rgbToYuv * rgb + yuvOffset;
         cb = yuv.y;
         cr = yuv.z;

@@ -47,6 +47,10 @@ final class OutputFile {
         return s
     }
 
+    /// Timescale of the MP4 movie header, where edit lists (start offsets) are counted. The
+    /// default 1000 rounds a 0.083417 s video start to 0.083; the video's own timescale keeps it exact.
+    var movieTimescale: Int32?
+
     func open() throws {
         let rc = avio_open(&format.pointee.pb, tempPath, AVIO_FLAG_WRITE)
         guard rc >= 0 else {
@@ -54,7 +58,10 @@ final class OutputFile {
         }
         opened = true
         var options: OpaquePointer?
-        if isMP4Family { av_dict_set(&options, "movflags", "+faststart", 0) }
+        if isMP4Family {
+            av_dict_set(&options, "movflags", "+faststart", 0)
+            if let t = movieTimescale { av_dict_set(&options, "movie_timescale", String(t), 0) }
+        }
         defer { av_dict_free(&options) }
         try check(avformat_write_header(format, &options), .encode, path: finalPath, "cannot write the header")
     }

@@ -191,6 +191,8 @@ public final class Transcoder {
             streamMap[i] = os.pointee.index
         }
         av_dict_copy(&output.format.pointee.metadata, input.format.pointee.metadata, 0)
+        let den = enc.pointee.time_base.den
+        if enc.pointee.time_base.num == 1 && den >= 1000 && den <= 1_000_000 { output.movieTimescale = den }
         try output.open()
     }
 

@@ -101,6 +101,15 @@ final class RunningProcess: @unchecked Sendable {
         captureDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("gpuencode-capture-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: captureDirectory, withIntermediateDirectories: true)
+        do {
+            try launch(path, arguments)
+        } catch {
+            try? FileManager.default.removeItem(at: captureDirectory)
+            throw error
+        }
+    }
+
+    private func launch(_ path: String, _ arguments: [String]) throws {
         let out = captureDirectory.appendingPathComponent("stdout")
         let err = captureDirectory.appendingPathComponent("stderr")
         guard FileManager.default.createFile(atPath: out.path, contents: nil),
