@@ -163,4 +163,17 @@ func parseBitrate(_ text: String) -> Int64? {
     return Int64(v * multiplier)
 }
 
-GPUEncode.main()
+// Usage errors are one line, like every other failure; --help has the full text.
+do {
+    var command = try GPUEncode.parseAsRoot()
+    try command.run()
+} catch let code as ExitCode {
+    exit(code.rawValue)
+} catch {
+    let code = GPUEncode.exitCode(for: error)
+    if code == .success { GPUEncode.exit(withError: error) }
+    let message = GPUEncode.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+    let text = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
+    fputs("gpuencode: error: \(text) (see gpuencode --help)\n", stderr)
+    exit(code.rawValue)
+}

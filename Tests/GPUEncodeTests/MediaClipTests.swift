@@ -93,14 +93,42 @@ final class MediaClipTests: GPUEncodeTestCase {
         try audioMD5Memo.value(for: "\(file.path)#\(index)") { try Oracle.audioMD5(file, index: index) }
     }
 
+    /// The times in `expected` with no partner in `actual` within `tolerance`; both sorted, each partner used once.
+    private static func unmatchedTimes(_ expected: [Double], in actual: [Double], tolerance: Double) -> [Double] {
+        var unmatched: [Double] = []
+        var candidates = actual[...]
+        for time in expected {
+            while let next = candidates.first, next < time - tolerance { candidates.removeFirst() }
+            if let next = candidates.first, abs(next - time) <= tolerance {
+                candidates.removeFirst()
+            } else {
+                unmatched.append(time)
+            }
+        }
+        return unmatched
+    }
+
+    /// Frames the decoder returns at or before a time already shown (the damaged clip has one). No output with
+    /// increasing timestamps can keep such a time, so these frames must be there but may be re-timed.
+    private static func framesBehindTheirPredecessors(_ decodeOrder: [Double]) -> Int {
+        var latest = -Double.infinity
+        var behind = 0
+        for time in decodeOrder {
+            if time <= latest { behind += 1 } else { latest = time }
+        }
+        return behind
+    }
+
     private func checkTranscode(_ clip: String, mayFailCleanly: Bool = false,
                                 file: StaticString = #filePath, line: UInt = #line) throws {
         XCTAssertTrue(Self.clipsWithTests.contains(clip), "\(clip) is missing from clipsWithTests", file: file, line: line)
         let input = try Paths.media(clip)
         let inStreams = try Self.inputStreams(input)
-        let inVideo = try XCTUnwrap(inStreams.first { $0.codecType == "video" }, "\(clip) has no video stream")
+        let inVideo = try XCTUnwrap(inStreams.first { $0.codecType == "video" }, "\(clip) has no video stream",
+                                    file: file, line: line)
         let inAudio = inStreams.filter { $0.codecType == "audio" }
-        let inTimes = try Self.inputFrameTimes(input)
+        let inDecodeOrder = try Self.inputFrameTimes(input)
+        let inTimes = inDecodeOrder.sorted()
 
         // Matroska inputs may carry streams (e.g. subrip) that MP4 cannot hold, so they stay in Matroska.
         let outputExtension = ["mkv", "webm"].contains(input.pathExtension.lowercased()) ? "mkv" : "mp4"
@@ -119,9 +147,10 @@ final class MediaClipTests: GPUEncodeTestCase {
         }
 
         let outStreams = try Oracle.streams(output)
-        let outVideo = try XCTUnwrap(outStreams.first { $0.codecType == "video" }, "output has no video stream")
+        let outVideo = try XCTUnwrap(outStreams.first { $0.codecType == "video" }, "output has no video stream",
+                                     file: file, line: line)
         let outAudio = outStreams.filter { $0.codecType == "audio" }
-        let outTimes = try Oracle.frameTimes(output)
+        let outTimes = try Oracle.frameTimes(output).sorted()
 
         // ffprobe's avg_frame_rate is meaningless for some Matroska files (1000/1), so the duration of a
         // frame is taken from the decoded timestamps themselves.
@@ -130,13 +159,14 @@ final class MediaClipTests: GPUEncodeTestCase {
         // Frames and their timing.
         XCTAssertEqual(outTimes.count, inTimes.count, "decoded frame count", file: file, line: line)
         let tolerance = (outVideo.tick ?? 0) + 1e-6
-        let mismatches = zip(inTimes, outTimes).enumerated().filter { abs($1.0 - $1.1) > tolerance }
-        XCTAssertTrue(mismatches.isEmpty,
-                      "\(mismatches.count) frame times differ by more than \(tolerance) s; first ones (frame, in, out): "
-                          + mismatches.prefix(5).map { "(\($0), \($1.0), \($1.1))" }.joined(separator: " "),
-                      file: file, line: line)
+        let unmatched = Self.unmatchedTimes(inTimes, in: outTimes, tolerance: tolerance)
+        let unkeepable = Self.framesBehindTheirPredecessors(inDecodeOrder)
+        XCTAssertLessThanOrEqual(unmatched.count, unkeepable,
+                                 "\(unmatched.count) input frame times have no output frame within \(tolerance) s "
+                                     + "(\(unkeepable) input frames are out of order); first ones: \(unmatched.prefix(5))",
+                                 file: file, line: line)
         if let inStart = inVideo.startTime {
-            let outStart = try XCTUnwrap(outVideo.startTime, "output video has no start_time")
+            let outStart = try XCTUnwrap(outVideo.startTime, "output video has no start_time", file: file, line: line)
             XCTAssertEqual(outStart, inStart, accuracy: frameDuration, "video start_time", file: file, line: line)
         }
         if let inFirst = inTimes.first, let inLast = inTimes.last, let outFirst = outTimes.first, let outLast = outTimes.last {
@@ -150,7 +180,7 @@ final class MediaClipTests: GPUEncodeTestCase {
             XCTAssertEqual(try Oracle.audioMD5(output, index: n), try Self.inputAudioMD5(input, index: n),
                            "audio stream a:\(n) packets differ", file: file, line: line)
             if let inStart = inStream.startTime {
-                let outStart = try XCTUnwrap(outStream.startTime, "output audio a:\(n) has no start_time")
+                let outStart = try XCTUnwrap(outStream.startTime, "output audio a:\(n) has no start_time", file: file, line: line)
                 XCTAssertEqual(outStart, inStart, accuracy: frameDuration, "audio a:\(n) start_time", file: file, line: line)
             }
         }
@@ -170,10 +200,12 @@ final class MediaClipTests: GPUEncodeTestCase {
         XCTAssertEqual(outVideo.colorRange, "tv", file: file, line: line)
         XCTAssertFalse(outVideo.sideDataTypes.contains("Display Matrix"),
                        "rotation must be applied to the pixels, not signalled", file: file, line: line)
-        let inWidth = try XCTUnwrap(inVideo.width), inHeight = try XCTUnwrap(inVideo.height)
+        let inWidth = try XCTUnwrap(inVideo.width, file: file, line: line)
+        let inHeight = try XCTUnwrap(inVideo.height, file: file, line: line)
         let quarterTurn = abs(inVideo.rotation ?? 0).truncatingRemainder(dividingBy: 180) == 90
         let (expectedWidth, expectedHeight) = quarterTurn ? (inHeight, inWidth) : (inWidth, inHeight)
-        let outWidth = try XCTUnwrap(outVideo.width), outHeight = try XCTUnwrap(outVideo.height)
+        let outWidth = try XCTUnwrap(outVideo.width, file: file, line: line)
+        let outHeight = try XCTUnwrap(outVideo.height, file: file, line: line)
         XCTAssertEqual(outWidth % 2, 0, "width must be even for 4:2:0", file: file, line: line)
         XCTAssertEqual(outHeight % 2, 0, "height must be even for 4:2:0", file: file, line: line)
         XCTAssertEqual(outWidth, expectedWidth / 2 * 2, "width (input rotation \(inVideo.rotation ?? 0))", file: file, line: line)

@@ -26,6 +26,7 @@ func seconds(_ ts: Int64, _ tb: AVRational) -> Double {
 /// Log levels the CLI maps -v and -q onto.
 public enum MediaLog {
     public static func setLevel(verbose: Bool) {
-        gpuencode_set_log_level(verbose ? AV_LOG_WARNING : AV_LOG_ERROR)
+        // FFmpeg's own lines would break the one-line error rule; -v shows its warnings.
+        gpuencode_set_log_level(verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
     }
 }

@@ -262,8 +262,9 @@ enum Oracle {
         return (json["streams"] as? [[String: Any]] ?? []).map(StreamInfo.init)
     }
 
-    /// Presentation times of the frames the first video stream actually decodes to, in presentation order.
-    /// Container metadata such as nb_frames is not trusted: edit lists and damage make it disagree with decoding.
+    /// Presentation times of the frames the first video stream actually decodes to, in the order the decoder
+    /// returns them (presentation order, unless the stream is damaged). Container metadata such as nb_frames
+    /// is not trusted: edit lists and damage make it disagree with decoding.
     static func frameTimes(_ file: URL) throws -> [Double] {
         let json = try ffprobeJSON(["-select_streams", "v:0", "-show_entries", "frame=best_effort_timestamp_time", file.path])
         let frames = json["frames"] as? [[String: Any]] ?? []
@@ -272,7 +273,7 @@ enum Oracle {
                 throw OracleError("decoded frame \(number) of \(file.path) has no timestamp")
             }
             return time
-        }.sorted()
+        }
     }
 
     /// MD5 of the packets of audio stream `index`, without decoding: equal only for a packet-for-packet copy.
