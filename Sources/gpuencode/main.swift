@@ -81,8 +81,15 @@ struct GPUEncode: ParsableCommand {
     @Flag(name: .customLong("list-presets"), help: "List the built-in presets and exit.")
     var listPresets = false
 
+    @Option(name: .customLong("benchmark-filters"), help: ArgumentHelp("Time the filter stage alone on N frames of INPUT held in memory (upload, filters, readback); no output file.", valueName: "N"))
+    var benchmarkFilters: Int?
+
     mutating func validate() throws {
         if listPresets { return }
+        if let n = benchmarkFilters {
+            guard n > 0, input != nil else { throw ValidationError("--benchmark-filters N needs N > 0 and an input file") }
+            return
+        }
         guard input != nil, output != nil else { throw ValidationError("give an input and an output file, e.g. gpuencode in.mp4 out.mp4 --preset sepia") }
         guard (0...51).contains(crf) else { throw ValidationError("--crf must be between 0 and 51") }
         guard EncoderSettings.x264Presets.contains(x264Preset) else {
@@ -102,6 +109,17 @@ struct GPUEncode: ParsableCommand {
             for name in Preset.builtinNames {
                 let p = try? Preset.load(name)
                 print("\(name)\(String(repeating: " ", count: max(1, 12 - name.count)))\(p?.description ?? "")")
+            }
+            return
+        }
+        if let n = benchmarkFilters {
+            do {
+                let selection = GPUSelection(rawValue: gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto") ?? .auto
+                let r = try FilterBenchmark.run(input: input!, preset: try Preset.load(preset), gpu: selection, frames: n)
+                print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
+            } catch let error as GPUEncodeError {
+                fputs("gpuencode: error: \(error.description)\n", stderr)
+                throw ExitCode(error.exitCode)
             }
             return
         }

@@ -272,6 +272,7 @@ public final class Transcoder {
         let packet = av_packet_alloc()!
         let frame = av_frame_alloc()!
         var converter = FrameConverter()
+        defer { converter.release() }
         var clock = FrameClock(timeBase: input.videoStream.pointee.time_base, rate: encoder.pointee.framerate)
         defer {
             var p: UnsafeMutablePointer<AVPacket>? = packet

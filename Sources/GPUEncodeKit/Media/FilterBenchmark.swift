@@ -1,0 +1,70 @@
+import CFFmpeg
+
+/// The filter stage alone: decoded frames held in memory, then upload → filter chain → YUV
+/// readback in a loop, with no decoder or encoder competing for the CPU.
+public enum FilterBenchmark {
+    public struct Result: Sendable {
+        public var frames: Int
+        public var seconds: Double
+        public var width: Int
+        public var height: Int
+        public var renderer: String
+        public var fps: Double { Double(frames) / seconds }
+    }
+
+    public static func run(input path: String, preset: Preset, gpu: GPUSelection, frames: Int) throws -> Result {
+        let input = try InputFile(path: path, threads: 0)
+        let dec = input.decoder.pointee
+        let (working, color) = Transcoder.workingFormat(for: dec.pix_fmt, colorspace: dec.colorspace, range: dec.color_range)
+        let desc = av_pix_fmt_desc_get(working)!.pointee
+        let geometry = RenderGeometry(sourceWidth: Int(dec.width), sourceHeight: Int(dec.height),
+                                      chromaShiftX: Int(desc.log2_chroma_w), chromaShiftY: Int(desc.log2_chroma_h),
+                                      rotation: input.rotation)
+        // A handful of distinct frames is enough to defeat caching and small enough to hold in memory.
+        var pool: [UnsafeMutablePointer<AVFrame>] = []
+        defer { for f in pool { var p: UnsafeMutablePointer<AVFrame>? = f; av_frame_free(&p) } }
+        var converter = FrameConverter()
+        defer { converter.release() }
+        let packet = av_packet_alloc()!
+        let frame = av_frame_alloc()!
+        defer {
+            var p: UnsafeMutablePointer<AVPacket>? = packet
+            av_packet_free(&p)
+            var f: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&f)
+        }
+        func drain() {
+            while pool.count < 8, avcodec_receive_frame(input.decoder, frame) >= 0 {
+                if let w = converter.convert(frame, to: working, width: geometry.sourceWidth, height: geometry.sourceHeight) { pool.append(w) }
+                av_frame_unref(frame)
+            }
+        }
+        while pool.count < 8, av_read_frame(input.format, packet) >= 0 {
+            if packet.pointee.stream_index == input.videoIndex { avcodec_send_packet(input.decoder, packet); drain() }
+            av_packet_unref(packet)
+        }
+        avcodec_send_packet(input.decoder, nil)
+        drain()
+        guard !pool.isEmpty else { throw GPUEncodeError(.inputDecode, path: path, "no video frame could be decoded") }
+
+        let gl = try GLContext(selection: gpu)
+        let renderer = try FrameRenderer(geometry: geometry, source: color, filters: preset.filters)
+        let out = av_frame_alloc()!
+        defer { var o: UnsafeMutablePointer<AVFrame>? = out; av_frame_free(&o) }
+        out.pointee.width = Int32(geometry.outputWidth)
+        out.pointee.height = Int32(geometry.outputHeight)
+        out.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        try check(av_frame_get_buffer(out, 0), .internal, path: nil, "frame allocation")
+        func planes(_ f: UnsafeMutablePointer<AVFrame>) -> [Plane] {
+            [Plane(data: f.pointee.data.0!, stride: Int(f.pointee.linesize.0)),
+             Plane(data: f.pointee.data.1!, stride: Int(f.pointee.linesize.1)),
+             Plane(data: f.pointee.data.2!, stride: Int(f.pointee.linesize.2))]
+        }
+        // Warm-up: shader JIT and first-use allocations are not the steady state.
+        for i in 0..<min(5, frames) { try renderer.render(source: planes(pool[i % pool.count]), output: planes(out)) }
+        let start = monotonicSeconds()
+        for i in 0..<frames { try renderer.render(source: planes(pool[i % pool.count]), output: planes(out)) }
+        let seconds = monotonicSeconds() - start
+        return Result(frames: frames, seconds: seconds, width: geometry.outputWidth, height: geometry.outputHeight, renderer: gl.renderer)
+    }
+}
