@@ -69,6 +69,9 @@ struct GPUEncode: ParsableCommand {
     @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
     var gpu: String?
 
+    @Option(name: .customLong("render-path"), help: ArgumentHelp("GPU passes: direct (default: fused Y and CbCr passes straight from the source) or rgba (the straightforward path through a full-size RGBA picture; for comparison).", valueName: "direct|rgba"))
+    var renderPath: String = "direct"
+
     @Flag(name: .shortAndLong, help: "Print the GPU renderer, stream details and notes.")
     var verbose = false
 
@@ -101,6 +104,7 @@ struct GPUEncode: ParsableCommand {
         if let bitrate, parseBitrate(bitrate) == nil { throw ValidationError("--bitrate \(bitrate) is not a rate such as 4M, 2500k or 800000") }
         if let keyint, keyint < 1 { throw ValidationError("--keyint must be at least 1") }
         guard threads >= 0 else { throw ValidationError("--threads cannot be negative") }
+        guard ["direct", "rgba"].contains(renderPath) else { throw ValidationError("--render-path must be direct or rgba") }
         if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
     }
 
@@ -112,10 +116,11 @@ struct GPUEncode: ParsableCommand {
             }
             return
         }
+        let path: RenderPath = renderPath == "rgba" ? .viaRGBA : .direct
         if let n = benchmarkFilters {
             do {
                 let selection = GPUSelection(rawValue: gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto") ?? .auto
-                let r = try FilterBenchmark.run(input: input!, preset: try Preset.load(preset), gpu: selection, frames: n)
+                let r = try FilterBenchmark.run(input: input!, preset: try Preset.load(preset), gpu: selection, path: path, frames: n)
                 print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
             } catch let error as GPUEncodeError {
                 fputs("gpuencode: error: \(error.description)\n", stderr)
@@ -133,6 +138,7 @@ struct GPUEncode: ParsableCommand {
             let preset = try Preset.load(self.preset)
             var options = TranscodeOptions(input: input!, output: output!, preset: preset)
             options.overwrite = overwrite
+            options.renderPath = path
             options.encoder.crf = crf
             options.encoder.preset = x264Preset
             options.encoder.tune = tune

@@ -169,6 +169,24 @@ final class RenderTarget {
         glViewport(0, 0, GLsizei(width), GLsizei(height))
     }
 
+    /// Reads an RGBA8 target holding four 8-bit samples per texel into a plane `width` samples wide.
+    func readPacked(into plane: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, scratch: inout [UInt8]) {
+        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), fbo)
+        glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
+        if stride % 4 == 0 && stride >= self.width * 4 {
+            glPixelStorei(GLenum(GL_PACK_ROW_LENGTH), GLint(stride / 4))
+            glReadPixels(0, 0, GLsizei(self.width), GLsizei(height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), plane)
+            glPixelStorei(GLenum(GL_PACK_ROW_LENGTH), 0)
+            return
+        }
+        let rowBytes = self.width * 4
+        if scratch.count < rowBytes * height { scratch = [UInt8](repeating: 0, count: rowBytes * height) }
+        scratch.withUnsafeMutableBytes { raw in
+            glReadPixels(0, 0, GLsizei(self.width), GLsizei(height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), raw.baseAddress)
+            for y in 0..<height { (plane + y * stride).update(from: raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * rowBytes, count: width) }
+        }
+    }
+
     /// Reads attachment `index` (an R8 texture) into a plane with `stride`-byte rows.
     func readPlane(_ index: Int, into plane: UnsafeMutablePointer<UInt8>, stride: Int, scratch: inout [UInt8]) {
         glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), fbo)

@@ -12,7 +12,7 @@ public enum FilterBenchmark {
         public var fps: Double { Double(frames) / seconds }
     }
 
-    public static func run(input path: String, preset: Preset, gpu: GPUSelection, frames: Int) throws -> Result {
+    public static func run(input path: String, preset: Preset, gpu: GPUSelection, path renderPath: RenderPath = .direct, frames: Int) throws -> Result {
         let input = try InputFile(path: path, threads: 0)
         let dec = input.decoder.pointee
         let (working, color) = Transcoder.workingFormat(for: dec.pix_fmt, colorspace: dec.colorspace, range: dec.color_range)
@@ -48,7 +48,7 @@ public enum FilterBenchmark {
         guard !pool.isEmpty else { throw GPUEncodeError(.inputDecode, path: path, "no video frame could be decoded") }
 
         let gl = try GLContext(selection: gpu)
-        let renderer = try FrameRenderer(geometry: geometry, source: color, filters: preset.filters)
+        let renderer = try FrameRenderer(geometry: geometry, source: color, filters: preset.filters, path: renderPath)
         let out = av_frame_alloc()!
         defer { var o: UnsafeMutablePointer<AVFrame>? = out; av_frame_free(&o) }
         out.pointee.width = Int32(geometry.outputWidth)

@@ -9,6 +9,7 @@ public struct TranscodeOptions: Sendable {
     public var overwrite = false
     public var encoder = EncoderSettings()
     public var gpu: GPUSelection = .auto
+    public var renderPath: RenderPath = .direct
     /// Decoder threads; 0 lets libavcodec choose.
     public var decoderThreads = 0
     public var progress: ProgressReporter?
@@ -339,7 +340,7 @@ public final class Transcoder {
         do {
             try gl.makeCurrent()
             defer { gl.releaseCurrent() }
-            let renderer = try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters)
+            let renderer = try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters, path: options.renderPath)
             while let frame = toGPU.pop() {
                 var f: UnsafeMutablePointer<AVFrame>? = frame
                 defer { av_frame_free(&f) }
