@@ -39,7 +39,8 @@ public final class Transcoder {
     private let options: TranscodeOptions
     private let input: InputFile
     private let output: OutputFile
-    private let gl: GLContext
+    /// nil when the preset has no filters: frames go from the decoder to the encoder directly.
+    private let gl: GLContext?
     private let encoder: UnsafeMutablePointer<AVCodecContext>
     private let videoOut: UnsafeMutablePointer<AVStream>
     /// Output stream index for each input stream, or nil if the stream is dropped.
@@ -78,17 +79,26 @@ public final class Transcoder {
         options = o
         input = try InputFile(path: o.input, threads: o.decoderThreads)
         output = try OutputFile(path: o.output)
-        gl = try GLContext(selection: o.gpu)
-        o.log(.info, "GPU: \(gl.renderer) (\(gl.version); \(gl.platform))")
+        let bypass = o.preset.filters.isEmpty
+        if bypass {
+            gl = nil
+            o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)")
+        } else {
+            let context = try GLContext(selection: o.gpu)
+            gl = context
+            o.log(.info, "GPU: \(context.renderer) (\(context.version); \(context.platform))")
+        }
 
         let dec = input.decoder.pointee
         let inStream = input.videoStream
         let format = dec.pix_fmt
-        let (working, color) = Transcoder.workingFormat(for: format, colorspace: dec.colorspace, range: dec.color_range)
+        let (working, color) = bypass ? (AV_PIX_FMT_YUV420P, YUVColorSpace(matrix: .bt709, fullRange: false))
+            : Transcoder.workingFormat(for: format, colorspace: dec.colorspace, range: dec.color_range)
         workingFormat = working
         sourceColor = color
         let desc = av_pix_fmt_desc_get(working)!.pointee
-        let rotation = input.rotation
+        // Without a GPU stage nothing turns the picture, so the rotation stays a flag (below).
+        let rotation = bypass ? .none : input.rotation
         geometry = RenderGeometry(sourceWidth: Int(dec.width), sourceHeight: Int(dec.height),
                                   chromaShiftX: Int(desc.log2_chroma_w), chromaShiftY: Int(desc.log2_chroma_h),
                                   rotation: rotation)
@@ -96,11 +106,11 @@ public final class Transcoder {
             throw GPUEncodeError(.input, path: o.input, "video is \(dec.width)x\(dec.height), too small to encode")
         }
         let formatName = format == AV_PIX_FMT_NONE ? "unknown" : String(cString: av_get_pix_fmt_name(format))
-        o.log(.info, "video: \(dec.width)x\(dec.height) \(formatName), \(color), rotation \(rotation.rawValue)°, output \(geometry.outputWidth)x\(geometry.outputHeight)")
+        o.log(.info, "video: \(dec.width)x\(dec.height) \(formatName), \(bypass ? "colour untouched" : color.description), rotation \(rotation.rawValue)°, output \(geometry.outputWidth)x\(geometry.outputHeight)")
         if let srcDesc = av_pix_fmt_desc_get(format), srcDesc.pointee.comp.0.depth > 8 {
             o.log(.warning, "\(o.input): \(srcDesc.pointee.comp.0.depth)-bit video is converted to 8 bits")
         }
-        if [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc) {
+        if !bypass && [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc) {
             o.log(.warning, "\(o.input): HDR (\(String(cString: av_color_transfer_name(dec.color_trc)))) video is written as SDR BT.709 without tone mapping; highlights will look flat")
         }
         if geometry.outputWidth != (rotation.swapsDimensions ? geometry.sourceHeight : geometry.sourceWidth)
@@ -123,10 +133,18 @@ public final class Transcoder {
         var sar = inStream.pointee.sample_aspect_ratio.num > 0 ? inStream.pointee.sample_aspect_ratio : dec.sample_aspect_ratio
         if rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
         if sar.num > 0 { enc.pointee.sample_aspect_ratio = sar }
-        enc.pointee.color_primaries = AVCOL_PRI_BT709
-        enc.pointee.color_trc = AVCOL_TRC_BT709
-        enc.pointee.colorspace = AVCOL_SPC_BT709
-        enc.pointee.color_range = AVCOL_RANGE_MPEG
+        if bypass {
+            // The pixels keep their matrix; swscale only turns yuvj (full range) into limited range.
+            enc.pointee.color_primaries = dec.color_primaries
+            enc.pointee.color_trc = dec.color_trc
+            enc.pointee.colorspace = dec.colorspace
+            enc.pointee.color_range = format == AV_PIX_FMT_YUV420P && dec.color_range == AVCOL_RANGE_JPEG ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
+        } else {
+            enc.pointee.color_primaries = AVCOL_PRI_BT709
+            enc.pointee.color_trc = AVCOL_TRC_BT709
+            enc.pointee.colorspace = AVCOL_SPC_BT709
+            enc.pointee.color_range = AVCOL_RANGE_MPEG
+        }
         enc.pointee.thread_count = Int32(o.encoder.threads)
         if let g = o.encoder.keyint { enc.pointee.gop_size = Int32(g) }
         if output.format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
@@ -157,6 +175,10 @@ public final class Transcoder {
         // The picture is rotated already; a leftover rotate tag would turn it again.
         av_dict_set(&videoOut.pointee.metadata, "rotate", nil, 0)
         av_dict_set(&videoOut.pointee.metadata, "encoder", nil, 0)
+        if bypass, let matrix = av_stream_get_side_data(inStream, AV_PKT_DATA_DISPLAYMATRIX, nil),
+           let copy = av_stream_new_side_data(videoOut, AV_PKT_DATA_DISPLAYMATRIX, 36) {
+            copy.update(from: matrix, count: 36)
+        }
         streamMap[Int(input.videoIndex)] = videoOut.pointee.index
 
         // Every other stream is copied packet for packet.
@@ -245,12 +267,12 @@ public final class Transcoder {
 
     private func transcode() throws -> TranscodeSummary {
         let started = monotonicSeconds()
-        gl.releaseCurrent()
-        let gpuThread = WorkerThread(name: "gpuencode-gl") { [self] in gpuStage() }
+        gl?.releaseCurrent()
+        let gpuThread = gl.map { _ in WorkerThread(name: "gpuencode-gl") { [self] in gpuStage() } }
         let encodeThread = WorkerThread(name: "gpuencode-x264") { [self] in encodeStage() }
         demuxStage()
         toGPU.close()
-        gpuThread.join()
+        if let gpuThread { gpuThread.join() } else { toEncoder.close() }
         encodeThread.join()
         toGPU.drain { var f: UnsafeMutablePointer<AVFrame>? = $0; av_frame_free(&f) }
         toEncoder.drain { var f: UnsafeMutablePointer<AVFrame>? = $0; av_frame_free(&f) }
@@ -264,7 +286,7 @@ public final class Transcoder {
         if decodeErrors > 0 {
             options.log(.warning, "\(options.input): \(decodeErrors) decode error(s) in the video stream; damaged frames were skipped or concealed by the decoder")
         }
-        return TranscodeSummary(frames: frames, renderer: gl.renderer, seconds: monotonicSeconds() - started, decodeErrors: decodeErrors)
+        return TranscodeSummary(frames: frames, renderer: gl?.renderer ?? "no GPU stage", seconds: monotonicSeconds() - started, decodeErrors: decodeErrors)
     }
 
     // MARK: Stage 1: demux, copy, decode (calling thread)
@@ -298,7 +320,10 @@ public final class Transcoder {
                 }
                 work.pointee.pts = pts
                 work.pointee.pkt_duration = duration
-                if !toGPU.push(work) {
+                // Without a GPU stage, odd sizes are cropped by narrowing the frame over its buffer.
+                work.pointee.width = Int32(geometry.outputWidth)
+                work.pointee.height = Int32(geometry.outputHeight)
+                if !(gl == nil ? toEncoder : toGPU).push(work) {
                     var w: UnsafeMutablePointer<AVFrame>? = work
                     av_frame_free(&w)
                     return false
@@ -337,6 +362,7 @@ public final class Transcoder {
 
     private func gpuStage() {
         defer { toEncoder.close() }
+        guard let gl else { return }
         do {
             try gl.makeCurrent()
             defer { gl.releaseCurrent() }
