@@ -72,6 +72,7 @@ public final class FrameRenderer {
     public let geometry: RenderGeometry
     public let path: RenderPath
     private let planes: [Texture]
+    private let packed: Bool
     private var targets: [RenderTarget] = []
     private var programs: [ShaderProgram] = []
     private var vao: GLuint = 0
@@ -82,28 +83,44 @@ public final class FrameRenderer {
         self.path = path
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
-        // Luma is read with texelFetch per pixel and bilinearly (2x2 averages) by the chroma pass.
-        planes = [
-            Texture(width: g.sourceWidth, height: g.sourceHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
-            Texture(width: g.chromaWidth, height: g.chromaHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
-            Texture(width: g.chromaWidth, height: g.chromaHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
-        ]
+        // Upright 4:2:0 (most video) takes the packed path: planes as RGBA8 textures a quarter as
+        // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
+        // more than the arithmetic around it.
+        packed = path == .direct && g.rotation == .none && g.chromaShiftX == 1 && g.chromaShiftY == 1
+        if packed {
+            planes = [
+                Texture(width: (g.sourceWidth + 3) / 4, height: g.sourceHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
+                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
+                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
+            ]
+        } else {
+            // Luma is read with texelFetch per pixel and bilinearly (2x2 averages) by the chroma pass.
+            planes = [
+                Texture(width: g.sourceWidth, height: g.sourceHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
+                Texture(width: g.chromaWidth, height: g.chromaHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
+                Texture(width: g.chromaWidth, height: g.chromaHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
+            ]
+        }
         let prelude = FrameRenderer.prelude(filters)
         let (w, h) = (g.outputWidth, g.outputHeight)
         switch path {
+        case .direct where packed:
+            targets = [
+                try RenderTarget(width: (w + 3) / 4, height: h, formats: [GLenum(GL_RGBA8)]),
+                try RenderTarget(width: (w / 2 + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8)]),
+            ]
+            programs = [
+                try ShaderProgram(fragment: prelude + FrameRenderer.packedLumaMain, label: "luma (filters fused)"),
+                try ShaderProgram(fragment: prelude + FrameRenderer.packedChromaMain, label: "chroma (filters fused)"),
+            ]
         case .direct:
-            // Upright 4:2:0 (most video) gets shaders that fetch exact texels and interpolate by
-            // hand: on llvmpipe a bilinear sample costs several times a texelFetch.
-            let upright420 = g.rotation == .none && g.chromaShiftX == 1 && g.chromaShiftY == 1
             targets = [
                 try RenderTarget(width: (w + 3) / 4, height: h, formats: [GLenum(GL_RGBA8)]),
                 try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)]),
             ]
             programs = [
-                try ShaderProgram(fragment: prelude + (upright420 ? FrameRenderer.directLuma420Main : FrameRenderer.directLumaMain),
-                                  label: "luma (filters fused)"),
-                try ShaderProgram(fragment: prelude + (upright420 ? FrameRenderer.directChroma420Main : FrameRenderer.directChromaMain),
-                                  label: "chroma (filters fused)"),
+                try ShaderProgram(fragment: prelude + FrameRenderer.directLumaMain, label: "luma (filters fused)"),
+                try ShaderProgram(fragment: prelude + FrameRenderer.directChromaMain, label: "chroma (filters fused)"),
             ]
         case .viaRGBA:
             targets = [
@@ -146,6 +163,7 @@ public final class FrameRenderer {
             program.set("texelSize", 1 / Float(w), 1 / Float(h))
             glUniform2i(program.location("lumaMax"), GLint(g.sourceWidth - 1), GLint(g.sourceHeight - 1))
             glUniform2i(program.location("chromaMax"), GLint(g.chromaWidth - 1), GLint(g.chromaHeight - 1))
+            glUniform2i(program.location("texelMax"), GLint(planes[0].width - 1), GLint(planes[1].width - 1))
             for (i, f) in filters.enumerated() {
                 for p in f.declaration.parameters {
                     let name = "f\(i)_\(p.name)"
@@ -168,7 +186,9 @@ public final class FrameRenderer {
         precondition(source.count == 3 && output.count == 3)
         for (i, t) in planes.enumerated() {
             glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
-            t.upload(source[i].data, stride: source[i].stride)
+            if packed { t.uploadPacked(source[i].data, stride: source[i].stride, scratch: &scratch) } else {
+                t.upload(source[i].data, stride: source[i].stride)
+            }
         }
         switch path {
         case .direct:
@@ -178,8 +198,13 @@ public final class FrameRenderer {
                 glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
             }
             targets[0].readPacked(into: output[0].data, stride: output[0].stride, width: geometry.outputWidth, scratch: &scratch)
-            targets[1].readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
-            targets[1].readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
+            if packed {
+                targets[1].readPacked(0, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth / 2, scratch: &scratch)
+                targets[1].readPacked(1, into: output[2].data, stride: output[2].stride, width: geometry.outputWidth / 2, scratch: &scratch)
+            } else {
+                targets[1].readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
+                targets[1].readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
+            }
         case .viaRGBA:
             targets[0].bind()
             programs[0].use()
@@ -233,6 +258,7 @@ public final class FrameRenderer {
         uniform vec2 chromaSize;
         uniform ivec2 lumaMax;
         uniform ivec2 chromaMax;
+        uniform ivec2 texelMax;
         \(functions)
         vec4 filtered(vec3 yuv) {
             vec4 c = vec4(clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0), 1.0);
@@ -289,56 +315,85 @@ public final class FrameRenderer {
     }
     """
 
-    /// `directLumaMain` for upright 4:2:0: the four pixels share three chroma columns and two
-    /// chroma rows, fetched once and interpolated exactly as bilinear sampling would
-    /// (left-sited columns, centred rows: weights 1/4 and 3/4 vertically).
-    static let directLuma420Main = """
+    /// The packed luma pass (upright 4:2:0): one fetch brings the four Y samples; their chroma
+    /// comes from three neighbouring columns of two chroma rows, interpolated exactly as the
+    /// bilinear sampling of `directLumaMain` would (left-sited columns, rows weighted 3/4 and 1/4).
+    static let packedLumaMain = """
     out vec4 fragColor;
-    float Y(int x, int y) { return texelFetch(texY, min(ivec2(x, y), lumaMax), 0).r; }
-    vec2 UV(int x, int y) {
-        ivec2 c = clamp(ivec2(x, y), ivec2(0), chromaMax);
-        return vec2(texelFetch(texU, c, 0).r, texelFetch(texV, c, 0).r);
+    // Chroma columns 2q, 2q+1, 2q+2 of one row, repeating the last column at the right edge.
+    vec3 chromaRow(highp sampler2D tex, int q, int row) {
+        vec4 a = texelFetch(tex, ivec2(q >> 1, row), 0);
+        vec4 b = texelFetch(tex, ivec2(min((q >> 1) + 1, texelMax.y), row), 0);
+        vec3 v = (q & 1) == 1 ? vec3(a.zw, b.x) : a.xyz;
+        int c = 2 * q;
+        if (c + 1 > chromaMax.x) v.y = v.x;
+        if (c + 2 > chromaMax.x) v.z = v.y;
+        return v;
     }
-    float lumaOf(float y, vec2 uv) { return (rgbToYuv * filtered(vec3(y, uv)).rgb).x + outOffset.x; }
+    float lumaOf(float y, float u, float v) { return (rgbToYuv * filtered(vec3(y, u, v)).rgb).x + outOffset.x; }
     void main() {
         int q = int(gl_FragCoord.x);
         int y = int(gl_FragCoord.y);
         int m = y >> 1;
-        int other = (y & 1) == 1 ? m + 1 : m - 1;
-        int c0 = 2 * q;
-        vec2 uv0 = 0.75 * UV(c0, m) + 0.25 * UV(c0, other);
-        vec2 uv1 = 0.75 * UV(c0 + 1, m) + 0.25 * UV(c0 + 1, other);
-        vec2 uv2 = 0.75 * UV(c0 + 2, m) + 0.25 * UV(c0 + 2, other);
-        int x = 4 * q;
-        fragColor = vec4(lumaOf(Y(x, y), uv0), lumaOf(Y(x + 1, y), 0.5 * (uv0 + uv1)),
-                         lumaOf(Y(x + 2, y), uv1), lumaOf(Y(x + 3, y), 0.5 * (uv1 + uv2)));
+        int other = clamp((y & 1) == 1 ? m + 1 : m - 1, 0, chromaMax.y);
+        vec3 u = 0.75 * chromaRow(texU, q, m) + 0.25 * chromaRow(texU, q, other);
+        vec3 v = 0.75 * chromaRow(texV, q, m) + 0.25 * chromaRow(texV, q, other);
+        vec4 l = texelFetch(texY, ivec2(q, y), 0);
+        fragColor = vec4(lumaOf(l.x, u.x, v.x), lumaOf(l.y, 0.5 * (u.x + u.y), 0.5 * (v.x + v.y)),
+                         lumaOf(l.z, u.y, v.y), lumaOf(l.w, 0.5 * (u.y + u.z), 0.5 * (v.y + v.z)));
     }
     """
 
-    /// `directChromaMain` for upright 4:2:0 with exact texel fetches: luma from the six pixels
-    /// under the two taps, chroma from three neighbouring samples of the same row.
-    static let directChroma420Main = """
-    layout(location = 0) out float cb;
-    layout(location = 1) out float cr;
-    float Y(int x, int y) { return texelFetch(texY, clamp(ivec2(x, y), ivec2(0), lumaMax), 0).r; }
-    vec2 UV(int x, int y) {
-        ivec2 c = clamp(ivec2(x, y), ivec2(0), chromaMax);
-        return vec2(texelFetch(texU, c, 0).r, texelFetch(texV, c, 0).r);
+    /// The packed chroma pass (upright 4:2:0): four Cb and four Cr outputs per fragment, the same
+    /// taps as `directChromaMain`. Output i needs luma columns 2i-1..2i+1 of rows 2j and 2j+1 and
+    /// chroma columns i-1..i+1 of row j; for i = 4k..4k+3 that is 3 luma texels per row and 3
+    /// chroma texels per plane.
+    static let packedChromaMain = """
+    layout(location = 0) out vec4 cb;
+    layout(location = 1) out vec4 cr;
+    // Chroma columns 4k-1 .. 4k+4 of row j, edges repeated.
+    void chromaCols(highp sampler2D tex, int k, int j, out float c[6]) {
+        vec4 l = texelFetch(tex, ivec2(max(k - 1, 0), j), 0);
+        vec4 m = texelFetch(tex, ivec2(k, j), 0);
+        vec4 r = texelFetch(tex, ivec2(min(k + 1, texelMax.y), j), 0);
+        c[0] = k == 0 ? m.x : l.w;
+        c[1] = m.x; c[2] = m.y; c[3] = m.z; c[4] = m.w; c[5] = r.x;
+        for (int n = 1; n < 6; n++) { if (4 * k + n - 1 > chromaMax.x) c[n] = c[n - 1]; }
+    }
+    // Luma columns 8k-1 .. 8k+7 of row y, summed with row y+1.
+    void lumaCols(int k, int y, out float s[9]) {
+        vec4 l0 = texelFetch(texY, ivec2(max(2 * k - 1, 0), y), 0);
+        vec4 a0 = texelFetch(texY, ivec2(min(2 * k, texelMax.x), y), 0);
+        vec4 b0 = texelFetch(texY, ivec2(min(2 * k + 1, texelMax.x), y), 0);
+        vec4 l1 = texelFetch(texY, ivec2(max(2 * k - 1, 0), y + 1), 0);
+        vec4 a1 = texelFetch(texY, ivec2(min(2 * k, texelMax.x), y + 1), 0);
+        vec4 b1 = texelFetch(texY, ivec2(min(2 * k + 1, texelMax.x), y + 1), 0);
+        s[0] = k == 0 ? a0.x + a1.x : l0.w + l1.w;
+        vec4 a = a0 + a1;
+        vec4 b = b0 + b1;
+        s[1] = a.x; s[2] = a.y; s[3] = a.z; s[4] = a.w;
+        s[5] = b.x; s[6] = b.y; s[7] = b.z; s[8] = b.w;
     }
     void main() {
-        int i = int(gl_FragCoord.x);
+        int k = int(gl_FragCoord.x);
         int j = int(gl_FragCoord.y);
-        float ya = Y(2 * i - 1, 2 * j) + Y(2 * i - 1, 2 * j + 1);
-        float yb = Y(2 * i, 2 * j) + Y(2 * i, 2 * j + 1);
-        float yc = Y(2 * i + 1, 2 * j) + Y(2 * i + 1, 2 * j + 1);
-        vec2 u0 = UV(i - 1, j);
-        vec2 u1 = UV(i, j);
-        vec2 u2 = UV(i + 1, j);
-        vec3 rgb = 0.5 * (filtered(vec3(0.25 * (ya + yb), 0.25 * u0 + 0.75 * u1)).rgb
-                        + filtered(vec3(0.25 * (yb + yc), 0.75 * u1 + 0.25 * u2)).rgb);
-        vec3 yuv = rgbToYuv * rgb + outOffset;
-        cb = yuv.y;
-        cr = yuv.z;
+        float s[9];
+        float u[6];
+        float v[6];
+        lumaCols(k, 2 * j, s);
+        chromaCols(texU, k, j, u);
+        chromaCols(texV, k, j, v);
+        vec4 outU;
+        vec4 outV;
+        for (int n = 0; n < 4; n++) {
+            vec3 left = vec3(0.25 * (s[2 * n] + s[2 * n + 1]), 0.25 * u[n] + 0.75 * u[n + 1], 0.25 * v[n] + 0.75 * v[n + 1]);
+            vec3 right = vec3(0.25 * (s[2 * n + 1] + s[2 * n + 2]), 0.75 * u[n + 1] + 0.25 * u[n + 2], 0.75 * v[n + 1] + 0.25 * v[n + 2]);
+            vec3 yuv = rgbToYuv * (0.5 * (filtered(left).rgb + filtered(right).rgb)) + outOffset;
+            outU[n] = yuv.y;
+            outV[n] = yuv.z;
+        }
+        cb = outU;
+        cr = outV;
     }
     """
 

@@ -121,6 +121,29 @@ final class Texture {
                         GLenum(GL_RED), GLenum(GL_UNSIGNED_BYTE), data)
         glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
     }
+
+    /// Uploads an 8-bit plane into an RGBA8 texture a quarter as wide: four samples per texel,
+    /// so a shader gets four neighbours with one fetch. The bytes past the picture's width (up to
+    /// the next multiple of 4) come from the row padding FFmpeg allocates.
+    func uploadPacked(_ data: UnsafeRawPointer, stride: Int, scratch: inout [UInt8]) {
+        glBindTexture(GLenum(GL_TEXTURE_2D), id)
+        let rowBytes = width * 4
+        if stride % 4 == 0 && stride >= rowBytes {
+            glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(stride / 4))
+            glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(width), GLsizei(height),
+                            GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), data)
+            glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
+            return
+        }
+        if scratch.count < rowBytes * height { scratch = [UInt8](repeating: 0, count: rowBytes * height) }
+        scratch.withUnsafeMutableBytes { raw in
+            for y in 0..<height {
+                (raw.baseAddress! + y * rowBytes).copyMemory(from: data + y * stride, byteCount: min(stride, rowBytes))
+            }
+            glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(width), GLsizei(height),
+                            GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), raw.baseAddress)
+        }
+    }
 }
 
 /// A framebuffer with one or more colour attachments.
@@ -170,9 +193,9 @@ final class RenderTarget {
     }
 
     /// Reads an RGBA8 target holding four 8-bit samples per texel into a plane `width` samples wide.
-    func readPacked(into plane: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, scratch: inout [UInt8]) {
+    func readPacked(_ index: Int = 0, into plane: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, scratch: inout [UInt8]) {
         glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), fbo)
-        glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
+        glReadBuffer(GLenum(Int(GL_COLOR_ATTACHMENT0) + index))
         if stride % 4 == 0 && stride >= self.width * 4 {
             glPixelStorei(GLenum(GL_PACK_ROW_LENGTH), GLint(stride / 4))
             glReadPixels(0, 0, GLsizei(self.width), GLsizei(height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), plane)
