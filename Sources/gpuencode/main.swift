@@ -72,6 +72,9 @@ struct GPUEncode: ParsableCommand {
     @Option(name: .customLong("render-path"), help: ArgumentHelp("GPU passes: direct (default: fused Y and CbCr passes straight from the source) or rgba (the straightforward path through a full-size RGBA picture; for comparison).", valueName: "direct|rgba"))
     var renderPath: String = "direct"
 
+    @Flag(help: "Decode, filter and encode one frame at a time on one thread instead of pipelined. Slower; the output is byte-identical to a normal run (a check on the pipeline).")
+    var deterministic = false
+
     @Flag(name: .shortAndLong, help: "Print the GPU renderer, stream details and notes.")
     var verbose = false
 
@@ -139,6 +142,7 @@ struct GPUEncode: ParsableCommand {
             var options = TranscodeOptions(input: input!, output: output!, preset: preset)
             options.overwrite = overwrite
             options.renderPath = path
+            options.sequential = deterministic
             options.encoder.crf = crf
             options.encoder.preset = x264Preset
             options.encoder.tune = tune

@@ -10,6 +10,8 @@ public struct TranscodeOptions: Sendable {
     public var encoder = EncoderSettings()
     public var gpu: GPUSelection = .auto
     public var renderPath: RenderPath = .direct
+    /// Decode, GPU and encode one after another on the calling thread instead of pipelined.
+    public var sequential = false
     /// Decoder threads; 0 lets libavcodec choose.
     public var decoderThreads = 0
     public var progress: ProgressReporter?
@@ -56,6 +58,8 @@ public final class Transcoder {
     /// Frame durations by pts (encoder time base): x264 drops them, the muxer wants them.
     private let durations = Locked<[Int64: Int64]>([:])
     private let framesEncoded = Locked(0)
+    /// The encoder's packet, reused; only the thread that encodes touches it.
+    private let packet = av_packet_alloc()!
     private var decodeErrors = 0
 
     public static func run(_ options: TranscodeOptions) throws -> TranscodeSummary {
@@ -222,6 +226,8 @@ public final class Transcoder {
     deinit {
         var e: UnsafeMutablePointer<AVCodecContext>? = encoder
         avcodec_free_context(&e)
+        var p: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&p)
     }
 
     /// The 8-bit planar format the GPU reads and the colour space to decode it with.
@@ -252,7 +258,8 @@ public final class Transcoder {
         return isYUV ? (target, YUVColorSpace(matrix: matrix, fullRange: full)) : (target, YUVColorSpace(matrix: .bt601, fullRange: false))
     }
 
-    private func fail(_ error: GPUEncodeError) {
+    private func fail(_ error: Error) {
+        let error = error as? GPUEncodeError ?? GPUEncodeError(.internal, "\(error)")
         failure.withLock { if $0 == nil { $0 = error } }
         toGPU.close()
         toEncoder.close()
@@ -267,13 +274,22 @@ public final class Transcoder {
 
     private func transcode() throws -> TranscodeSummary {
         let started = monotonicSeconds()
-        gl?.releaseCurrent()
-        let gpuThread = gl.map { _ in WorkerThread(name: "gpuencode-gl") { [self] in gpuStage() } }
-        let encodeThread = WorkerThread(name: "gpuencode-x264") { [self] in encodeStage() }
-        demuxStage()
-        toGPU.close()
-        if let gpuThread { gpuThread.join() } else { toEncoder.close() }
-        encodeThread.join()
+        if options.sequential {
+            try runSequentially()
+        } else {
+            gl?.releaseCurrent()
+            let gpuThread = gl.map { _ in WorkerThread(name: "gpuencode-gl") { [self] in gpuStage() } }
+            let encodeThread = WorkerThread(name: "gpuencode-x264") { [self] in encodeStage() }
+            demuxStage { [self] frame in
+                if (gl == nil ? toEncoder : toGPU).push(frame) { return true }
+                var f: UnsafeMutablePointer<AVFrame>? = frame
+                av_frame_free(&f)
+                return false
+            }
+            toGPU.close()
+            if let gpuThread { gpuThread.join() } else { toEncoder.close() }
+            encodeThread.join()
+        }
         toGPU.drain { var f: UnsafeMutablePointer<AVFrame>? = $0; av_frame_free(&f) }
         toEncoder.drain { var f: UnsafeMutablePointer<AVFrame>? = $0; av_frame_free(&f) }
         checkInterrupt()
@@ -289,9 +305,38 @@ public final class Transcoder {
         return TranscodeSummary(frames: frames, renderer: gl?.renderer ?? "no GPU stage", seconds: monotonicSeconds() - started, decodeErrors: decodeErrors)
     }
 
+    /// Every stage on the calling thread, one frame at a time: the reference the pipelined run
+    /// must reproduce byte for byte.
+    private func runSequentially() throws {
+        let renderer = try gl.map { _ in try makeRenderer() }
+        demuxStage { [self] frame in
+            var f: UnsafeMutablePointer<AVFrame>? = frame
+            defer { av_frame_free(&f) }
+            do {
+                checkInterrupt()
+                if failed { return false }
+                if let renderer {
+                    var out: UnsafeMutablePointer<AVFrame>? = try render(frame, with: renderer)
+                    defer { av_frame_free(&out) }
+                    try encode(out!)
+                } else {
+                    try encode(frame)
+                }
+                return true
+            } catch {
+                fail(error)
+                return false
+            }
+        }
+        if !failed {
+            do { try flushEncoder() } catch { fail(error) }
+        }
+    }
+
     // MARK: Stage 1: demux, copy, decode (calling thread)
 
-    private func demuxStage() {
+    /// `deliver` takes ownership of each decoded frame and returns false to stop.
+    private func demuxStage(deliver: (UnsafeMutablePointer<AVFrame>) -> Bool) {
         let packet = av_packet_alloc()!
         let frame = av_frame_alloc()!
         var converter = FrameConverter()
@@ -323,11 +368,7 @@ public final class Transcoder {
                 // Without a GPU stage, odd sizes are cropped by narrowing the frame over its buffer.
                 work.pointee.width = Int32(geometry.outputWidth)
                 work.pointee.height = Int32(geometry.outputHeight)
-                if !(gl == nil ? toEncoder : toGPU).push(work) {
-                    var w: UnsafeMutablePointer<AVFrame>? = work
-                    av_frame_free(&w)
-                    return false
-                }
+                if !deliver(work) { return false }
             }
         }
 
@@ -366,33 +407,43 @@ public final class Transcoder {
         do {
             try gl.makeCurrent()
             defer { gl.releaseCurrent() }
-            let renderer = try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters, path: options.renderPath)
+            let renderer = try makeRenderer()
             while let frame = toGPU.pop() {
                 var f: UnsafeMutablePointer<AVFrame>? = frame
                 defer { av_frame_free(&f) }
                 if failed { continue }
-                guard let out = av_frame_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
-                out.pointee.width = Int32(geometry.outputWidth)
-                out.pointee.height = Int32(geometry.outputHeight)
-                out.pointee.format = AV_PIX_FMT_YUV420P.rawValue
-                if av_frame_get_buffer(out, 0) < 0 {
-                    var o: UnsafeMutablePointer<AVFrame>? = out
-                    av_frame_free(&o)
-                    throw GPUEncodeError(.internal, "out of memory")
-                }
-                try renderer.render(source: planes(frame), output: planes(out))
-                out.pointee.pts = frame.pointee.pts
-                out.pointee.pkt_duration = frame.pointee.pkt_duration
+                let out = try render(frame, with: renderer)
                 if !toEncoder.push(out) {
                     var o: UnsafeMutablePointer<AVFrame>? = out
                     av_frame_free(&o)
                 }
             }
-        } catch let e as GPUEncodeError {
-            fail(e)
         } catch {
-            fail(GPUEncodeError(.internal, "\(error)"))
+            fail(error)
         }
+    }
+
+    private func makeRenderer() throws -> FrameRenderer {
+        try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters, path: options.renderPath)
+    }
+
+    /// One frame through the GPU into a new 4:2:0 frame carrying the same timestamps.
+    private func render(_ frame: UnsafeMutablePointer<AVFrame>, with renderer: FrameRenderer) throws -> UnsafeMutablePointer<AVFrame> {
+        guard let out = av_frame_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
+        out.pointee.width = Int32(geometry.outputWidth)
+        out.pointee.height = Int32(geometry.outputHeight)
+        out.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        do {
+            try check(av_frame_get_buffer(out, 0), .internal, path: nil, "frame allocation")
+            try renderer.render(source: planes(frame), output: planes(out))
+        } catch {
+            var o: UnsafeMutablePointer<AVFrame>? = out
+            av_frame_free(&o)
+            throw error
+        }
+        out.pointee.pts = frame.pointee.pts
+        out.pointee.pkt_duration = frame.pointee.pkt_duration
+        return out
     }
 
     private func planes(_ frame: UnsafeMutablePointer<AVFrame>) -> [Plane] {
@@ -407,40 +458,38 @@ public final class Transcoder {
     // MARK: Stage 3: encode and mux
 
     private func encodeStage() {
-        let packet = av_packet_alloc()!
-        defer {
-            var p: UnsafeMutablePointer<AVPacket>? = packet
-            av_packet_free(&p)
-        }
-        let total = input.durationSeconds
-        let start = input.startSeconds
-        let tb = encoder.pointee.time_base
         do {
             while let frame = toEncoder.pop() {
                 var f: UnsafeMutablePointer<AVFrame>? = frame
                 defer { av_frame_free(&f) }
                 if failed { continue }
                 checkInterrupt()
-                let pts = frame.pointee.pts
-                durations.withLock { $0[pts] = frame.pointee.pkt_duration }
-                try check(avcodec_send_frame(encoder, frame), .encode, path: options.output, "encoding failed")
-                try drainEncoder(packet)
-                let n = framesEncoded.withLock { $0 += 1; return $0 }
-                options.progress?.update(frames: n, position: seconds(pts, tb) - start, total: total)
+                try encode(frame)
             }
             if failed { return }
-            try check(avcodec_send_frame(encoder, nil), .encode, path: options.output, "flushing the encoder failed")
-            try drainEncoder(packet)
-            let n = framesEncoded.withLock { $0 }
-            options.progress?.update(frames: n, position: total ?? 0, total: total, final: true)
-        } catch let e as GPUEncodeError {
-            fail(e)
+            try flushEncoder()
         } catch {
-            fail(GPUEncodeError(.internal, "\(error)"))
+            fail(error)
         }
     }
 
-    private func drainEncoder(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+    private func encode(_ frame: UnsafeMutablePointer<AVFrame>) throws {
+        let pts = frame.pointee.pts
+        durations.withLock { $0[pts] = frame.pointee.pkt_duration }
+        try check(avcodec_send_frame(encoder, frame), .encode, path: options.output, "encoding failed")
+        try drainEncoder()
+        let n = framesEncoded.withLock { $0 += 1; return $0 }
+        options.progress?.update(frames: n, position: seconds(pts, encoder.pointee.time_base) - input.startSeconds, total: input.durationSeconds)
+    }
+
+    private func flushEncoder() throws {
+        try check(avcodec_send_frame(encoder, nil), .encode, path: options.output, "flushing the encoder failed")
+        try drainEncoder()
+        let total = input.durationSeconds
+        options.progress?.update(frames: framesEncoded.withLock { $0 }, position: total ?? 0, total: total, final: true)
+    }
+
+    private func drainEncoder() throws {
         while true {
             let rc = avcodec_receive_packet(encoder, packet)
             if rc == AVERROR_EAGAIN_VALUE || rc == AVERROR_EOF_VALUE { return }
