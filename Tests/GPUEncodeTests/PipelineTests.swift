@@ -1,0 +1,77 @@
+import Foundation
+import XCTest
+
+/// The optimised pipeline against its straightforward forms: threads against one thread, the
+/// direct render path against the RGBA path, and the no-GPU mode. Judged with ffmpeg/ffprobe.
+final class PipelineTests: GPUEncodeTestCase {
+    /// Threads and bounded queues must not change a single byte: same frames, same timestamps,
+    /// same interleaving. A B-frame clip with 5.1 audio and rotation exercises all of it.
+    func testPipelinedOutputIsByteIdenticalToDeterministicRun() throws {
+        let input = try Paths.media("h264_aac51_1080p_bbb_rot90_2s.mp4")
+        for preset in ["sepia", "none"] {
+            let piped = scratch("piped-\(preset).mp4")
+            let single = scratch("single-\(preset).mp4")
+            let common = [input.path, "--preset", preset, "--x264-preset", "veryfast"]
+            XCTAssertEqual(try gpuencode(common + [piped.path]).status, 0)
+            XCTAssertEqual(try gpuencode(common + [single.path, "--deterministic"]).status, 0)
+            let a = try Data(contentsOf: piped)
+            let b = try Data(contentsOf: single)
+            XCTAssertGreaterThan(a.count, 10_000)
+            XCTAssertTrue(a == b, "preset \(preset): pipelined output (\(a.count) bytes) differs from --deterministic (\(b.count) bytes)")
+        }
+    }
+
+    /// Matroska writes a random segment UID, so compare every packet (with its timestamps) instead.
+    func testPipelinedPacketsMatchDeterministicRunInMatroska() throws {
+        let input = try Paths.media("h264_ac3_srt.mkv")
+        let piped = scratch("piped.mkv")
+        let single = scratch("single.mkv")
+        XCTAssertEqual(try gpuencode([input.path, piped.path, "--preset", "sepia", "--x264-preset", "veryfast"]).status, 0)
+        XCTAssertEqual(try gpuencode([input.path, single.path, "--preset", "sepia", "--x264-preset", "veryfast", "--deterministic"]).status, 0)
+        func packets(_ file: URL) throws -> String {
+            try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-i", file.path, "-map", "0", "-c", "copy", "-f", "framemd5", "-"])
+                .stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n")
+        }
+        let a = try packets(piped)
+        XCTAssertGreaterThan(a.split(separator: "\n").count, 30)
+        XCTAssertEqual(a, try packets(single))
+    }
+
+    /// The fused two-pass path may differ from the three-pass RGBA path only by rounding and
+    /// where a clip to 0...1 falls inside a 2x2 chroma block: on real footage ≥ 50 dB.
+    func testDirectPathMatchesRGBAPath() throws {
+        let cases: [(String, String)] = [
+            ("h264_aac_1080p_deer_1s.mp4", "sepia"),
+            ("h264_aac_1080p_deer_1s.mp4", "faded"),
+            ("iphone4s_h264_aac_rot90_2s.mov", "grayscale"),
+            ("vp9_odd_161x121_video_only.webm", "sepia"),
+        ]
+        for (clip, preset) in cases {
+            let input = try Paths.media(clip)
+            let direct = scratch("direct.mkv")
+            let rgba = scratch("rgba.mkv")
+            let common = [input.path, "--preset", preset, "--crf", "0", "--x264-preset", "ultrafast", "-y"]
+            XCTAssertEqual(try gpuencode(common + [direct.path, "--render-path", "direct"]).status, 0)
+            XCTAssertEqual(try gpuencode(common + [rgba.path, "--render-path", "rgba"]).status, 0)
+            let figure = try Oracle.psnr(direct, rgba)
+            print("PSNR direct vs rgba, \(preset) on \(clip): \(figure) dB")
+            XCTAssertGreaterThanOrEqual(figure, 50, "\(preset) on \(clip)")
+        }
+    }
+
+    /// `--preset none` has no GPU stage: the picture is not turned, so the rotation stays a flag,
+    /// and every frame and timestamp still comes through.
+    func testNonePresetKeepsRotationFlagAndFrames() throws {
+        let input = try Paths.media("iphone4s_h264_aac_rot90_2s.mov")
+        let output = scratch("none.mp4")
+        let result = try gpuencode([input.path, output.path, "--preset", "none", "--x264-preset", "ultrafast"])
+        XCTAssertEqual(result.status, 0, result.summary)
+        let json = try Oracle.ffprobeJSON(["-select_streams", "v:0", "-show_streams", output.path])
+        let stream = try XCTUnwrap((json["streams"] as? [[String: Any]])?.first)
+        XCTAssertEqual(stream["width"] as? Int, 568)
+        XCTAssertEqual(stream["height"] as? Int, 320)
+        let sideData = stream["side_data_list"] as? [[String: Any]] ?? []
+        XCTAssertTrue(sideData.contains { ($0["rotation"] as? Int).map { abs($0) == 90 } ?? false }, "\(sideData)")
+        XCTAssertEqual(try Oracle.frameTimes(output), try Oracle.frameTimes(input))
+    }
+}
