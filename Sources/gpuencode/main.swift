@@ -69,7 +69,7 @@ struct GPUEncode: ParsableCommand {
     @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
     var gpu: String?
 
-    @Option(name: .customLong("render-path"), help: ArgumentHelp("GPU passes: direct (default: fused Y and CbCr passes straight from the source) or rgba (the straightforward path through a full-size RGBA picture; for comparison).", valueName: "direct|rgba"))
+    @Option(name: .customLong("render-path"), help: ArgumentHelp("GPU passes: direct (default: fused Y and CbCr passes straight from the source) rgba (the straightforward path through a full-size RGBA picture), or unfused (one pass per filter through 8-bit textures, as GPUImage); the last two are for comparison.", valueName: "direct|rgba|unfused"))
     var renderPath: String = "direct"
 
     @Flag(help: "Decode, filter and encode one frame at a time on one thread instead of pipelined. Slower; the output is byte-identical to a normal run (a check on the pipeline).")
@@ -107,7 +107,7 @@ struct GPUEncode: ParsableCommand {
         if let bitrate, parseBitrate(bitrate) == nil { throw ValidationError("--bitrate \(bitrate) is not a rate such as 4M, 2500k or 800000") }
         if let keyint, keyint < 1 { throw ValidationError("--keyint must be at least 1") }
         guard threads >= 0 else { throw ValidationError("--threads cannot be negative") }
-        guard ["direct", "rgba"].contains(renderPath) else { throw ValidationError("--render-path must be direct or rgba") }
+        guard ["direct", "rgba", "unfused"].contains(renderPath) else { throw ValidationError("--render-path must be direct, rgba or unfused") }
         if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
     }
 
@@ -119,7 +119,7 @@ struct GPUEncode: ParsableCommand {
             }
             return
         }
-        let path: RenderPath = renderPath == "rgba" ? .viaRGBA : .direct
+        let path: RenderPath = renderPath == "rgba" ? .viaRGBA : renderPath == "unfused" ? .unfused : .direct
         if let n = benchmarkFilters {
             do {
                 let selection = GPUSelection(rawValue: gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto") ?? .auto

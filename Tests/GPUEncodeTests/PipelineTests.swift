@@ -75,3 +75,51 @@ final class PipelineTests: GPUEncodeTestCase {
         XCTAssertEqual(try Oracle.frameTimes(output), try Oracle.frameTimes(input))
     }
 }
+
+/// Fusing a chain of filters into one shader must look the same as GPUImage's one pass per
+/// filter through 8-bit textures: within one code value everywhere, on a synthetic image with
+/// edges, gradients and saturated colours.
+final class FusionTests: GPUEncodeTestCase {
+    /// Both round to 8 bits after every filter; a float tie that rounds the other way is one code
+    /// value, which a later gain (contrast 1.6 x saturation 1.5 measured 2) multiplies, so the
+    /// chain keeps its gains moderate.
+    func testFusedChainMatchesUnfusedWithinOneCodeValue() throws {
+        let input = scratch("pattern.mp4")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
+                                         "-t", "0.4", "-pix_fmt", "yuv420p", "-colorspace", "bt709", "-color_primaries", "bt709",
+                                         "-color_trc", "bt709", "-c:v", "libx264", "-crf", "10", input.path])
+        let chain = scratch("chain.json")
+        try Data("""
+        {"version": 1, "name": "chain", "filters": [
+          {"filter": "brightness", "brightness": 0.1},
+          {"filter": "contrast", "contrast": 1.3},
+          {"filter": "saturation", "saturation": 1.2},
+          {"filter": "colorMatrix", "matrix": [[0.9, 0.2, 0, 0], [0.1, 0.8, 0.1, 0], [0, 0.3, 0.8, 0], [0, 0, 0, 1]], "intensity": 0.7},
+          {"filter": "sepia", "intensity": 0.4}
+        ]}
+        """.utf8).write(to: chain)
+        for preset in ["faded", "sepia", chain.path] {
+            let fused = scratch("fused.mkv")
+            let unfused = scratch("unfused.mkv")
+            let common = [input.path, "--preset", preset, "--crf", "0", "--x264-preset", "ultrafast", "-y"]
+            XCTAssertEqual(try gpuencode(common + [fused.path, "--render-path", "rgba"]).status, 0)
+            XCTAssertEqual(try gpuencode(common + [unfused.path, "--render-path", "unfused"]).status, 0)
+            let difference = try maxDifference(fused, unfused)
+            XCTAssertLessThanOrEqual(difference, 1, "\(preset): fused and unfused differ by \(difference) code values")
+        }
+    }
+
+    /// The largest |a - b| over every sample of every frame, per ffmpeg's blend and signalstats.
+    private func maxDifference(_ a: URL, _ b: URL) throws -> Int {
+        let graph = "[0:v][1:v]blend=all_mode=difference,signalstats,metadata=print:file=-"
+        let result = try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-i", a.path, "-i", b.path, "-lavfi", graph, "-f", "null", "-"])
+        var worst = -1
+        for line in result.stdout.split(separator: "\n") {
+            for key in ["lavfi.signalstats.YMAX=", "lavfi.signalstats.UMAX=", "lavfi.signalstats.VMAX="] where line.hasPrefix(key) {
+                worst = max(worst, Int(line.dropFirst(key.count)) ?? 255)
+            }
+        }
+        guard worst >= 0 else { throw OracleError("signalstats printed nothing for \(a.path)") }
+        return worst
+    }
+}

@@ -65,6 +65,9 @@ public enum RenderPath: String, Sendable, CaseIterable {
     /// The straightforward path: source → full-size RGBA with the filter chain → Y pass → CbCr pass.
     /// Filters that sample their neighbourhood need it; it is also the reference for `direct`.
     case viaRGBA
+    /// GPUImage's way, for tests: one pass per filter through 8-bit RGBA textures, the reference
+    /// that fusing filters into one shader must match.
+    case unfused
 }
 
 /// Y'CbCr planes in, filtered BT.709 limited-range 4:2:0 planes out.
@@ -75,6 +78,8 @@ public final class FrameRenderer {
     private let packed: Bool
     private var targets: [RenderTarget] = []
     private var programs: [ShaderProgram] = []
+    /// The filters whose uniforms each program holds (its `f0_`, `f1_`... prefixes), parallel to `programs`.
+    private var programFilters: [[FilterInstance]] = []
     private var vao: GLuint = 0
     private var scratch: [UInt8] = []
 
@@ -133,7 +138,24 @@ public final class FrameRenderer {
                 try ShaderProgram(fragment: FrameRenderer.lumaFromRGBA, label: "RGB to Y"),
                 try ShaderProgram(fragment: FrameRenderer.chromaFromRGBA, label: "RGB to CbCr"),
             ]
+        case .unfused:
+            targets = [
+                try RenderTarget(width: w, height: h, formats: [GLenum(GL_RGBA8)], filter: GL_LINEAR),
+                try RenderTarget(width: w, height: h, formats: [GLenum(GL_RGBA8)], filter: GL_LINEAR),
+                try RenderTarget(width: w, height: h, formats: [GLenum(GL_R8)]),
+                try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)]),
+            ]
+            programFilters = [Array(filters.prefix(1))] + filters.dropFirst().map { [$0] } + [[], []]
+            programs = [try ShaderProgram(fragment: FrameRenderer.prelude(Array(filters.prefix(1))) + FrameRenderer.rgbaMain, label: "filter 0")]
+            for (i, f) in filters.enumerated().dropFirst() {
+                programs.append(try ShaderProgram(fragment: FrameRenderer.singleFilterShader(f), label: "filter \(i)"))
+            }
+            programs += [
+                try ShaderProgram(fragment: FrameRenderer.lumaFromRGBA, label: "RGB to Y"),
+                try ShaderProgram(fragment: FrameRenderer.chromaFromRGBA, label: "RGB to CbCr"),
+            ]
         }
+        if programFilters.isEmpty { programFilters = programs.map { _ in filters } }
         glGenVertexArrays(1, &vao)
         glBindVertexArray(vao)
 
@@ -142,7 +164,7 @@ public final class FrameRenderer {
         let toRGB = source.toRGB()
         let fromRGB = YUVColorSpace(matrix: .bt709, fullRange: false).fromRGB()
         let map = g.rotation.sourceMapping(srcWidth: Float(g.sourceWidth), srcHeight: Float(g.sourceHeight))
-        for program in programs {
+        for (program, programFilters) in zip(programs, programFilters) {
             program.use()
             program.set("texY", int: 0)
             program.set("texU", int: 1)
@@ -164,7 +186,7 @@ public final class FrameRenderer {
             glUniform2i(program.location("lumaMax"), GLint(g.sourceWidth - 1), GLint(g.sourceHeight - 1))
             glUniform2i(program.location("chromaMax"), GLint(g.chromaWidth - 1), GLint(g.chromaHeight - 1))
             glUniform2i(program.location("texelMax"), GLint(planes[0].width - 1), GLint(planes[1].width - 1))
-            for (i, f) in filters.enumerated() {
+            for (i, f) in programFilters.enumerated() {
                 for p in f.declaration.parameters {
                     let name = "f\(i)_\(p.name)"
                     switch f.values[p.name] ?? p.defaultValue {
@@ -219,6 +241,28 @@ public final class FrameRenderer {
             targets[1].readPlane(0, into: output[0].data, stride: output[0].stride, scratch: &scratch)
             targets[2].readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
             targets[2].readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
+        case .unfused:
+            var current = 0
+            targets[0].bind()
+            programs[0].use()
+            glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+            glActiveTexture(GLenum(GL_TEXTURE0))
+            for program in programs.dropFirst().dropLast(2) {
+                glBindTexture(GLenum(GL_TEXTURE_2D), targets[current].textures[0].id)
+                current = 1 - current
+                targets[current].bind()
+                program.use()
+                glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+            }
+            glBindTexture(GLenum(GL_TEXTURE_2D), targets[current].textures[0].id)
+            for (target, program) in zip(targets.suffix(2), programs.suffix(2)) {
+                target.bind()
+                program.use()
+                glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+            }
+            targets[2].readPlane(0, into: output[0].data, stride: output[0].stride, scratch: &scratch)
+            targets[3].readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
+            targets[3].readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
         }
         try FrameRenderer.checkError("rendering a frame")
     }
@@ -229,15 +273,16 @@ public final class FrameRenderer {
     }
 
     /// Source sampling, colour conversion and the fused filter chain, shared by every pass that
-    /// reads the source. Each filter's result is clamped as if it had been written to an 8-bit
-    /// texture, so fusing does not change the look compared with one pass per filter (GPUImage).
+    /// reads the source. Each filter's result is clamped and rounded to 8 bits as if it had been
+    /// written to an 8-bit texture, so fusing gives the picture of one pass per filter (GPUImage's
+    /// look) rather than a more precise but different one.
     static func prelude(_ filters: [FilterInstance]) -> String {
         var functions = ""
         var calls = ""
         for (i, f) in filters.enumerated() {
             let prefix = "f\(i)_"
             functions += f.declaration.glsl.replacingAll("{{p}}", with: prefix) + "\n"
-            calls += "    c = clamp(\(prefix)apply(c), 0.0, 1.0);\n"
+            calls += "    c = floor(clamp(\(prefix)apply(c), 0.0, 1.0) * 255.0 + 0.5) / 255.0;\n"
         }
         return """
         #version 300 es
@@ -276,6 +321,20 @@ public final class FrameRenderer {
             return vec3(texture(texY, s / lumaSize).r, texture(texU, cc).r, texture(texV, cc).r);
         }
 
+        """
+    }
+
+    /// One filter over an RGBA texture, for the unfused path.
+    static func singleFilterShader(_ filter: FilterInstance) -> String {
+        """
+        #version 300 es
+        precision highp float;
+        uniform highp sampler2D rgbaTex;
+        \(filter.declaration.glsl.replacingAll("{{p}}", with: "f0_"))
+        out vec4 fragColor;
+        void main() {
+            fragColor = clamp(f0_apply(texelFetch(rgbaTex, ivec2(gl_FragCoord.xy), 0)), 0.0, 1.0);
+        }
         """
     }
 
