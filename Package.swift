@@ -35,7 +35,10 @@ let package = Package(
             dependencies: [
                 "GPUEncodeKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // lld: the static Foundation that swift-argument-parser pulls in carries a GNU-ld link
+            // warning (mktemp) that says nothing about this program.
+            linkerSettings: [.unsafeFlags(["-use-ld=lld"])]
         ),
         // Turns presets/*.json into Swift source so `--preset sepia` works from any directory
         // and a static binary carries them without Foundation's Bundle.
