@@ -10,13 +10,15 @@
 # Clips (--clips, default 1080p,2160p,real), cached in bench/.cache:
 #   1080p, 2160p  testsrc2 30 fps, 10 s (--seconds N), 48 kHz sine in AAC, tagged BT.709
 #   real          ../shared/media/h264_aac_360p_rooftop_17s.mp4 (--real FILE; skipped if missing)
-# Sides (--sides, default all five; gpuencode-identity can be added), same x264 settings
+# Sides (--sides, default all six; gpuencode-identity can be added), same x264 settings
 # (default --x264-preset veryfast --crf 23), audio copied:
 #   plain            ffmpeg, no filter (every ratio is relative to this side on the same clip)
 #   none             gpuencode --preset none (decode -> encode, no GPU stage: the floor)
 #   ffmpeg-sepia     ffmpeg -vf colorchannelmixer=<GPUImage's sepia matrix>
 #   gpuencode-sepia  gpuencode --preset sepia
-#   gstreamer-sepia  gst-launch-1.0 ... glupload ! gleffects effect=sepia ! gldownload ... x264enc
+#   gstreamer-sepia  gst-launch-1.0 ... glupload ! glcolorconvert ! gleffects effect=sepia
+#                    ! glcolorconvert ! gldownload ... x264enc (colour conversion on the GL side)
+#   gstreamer-sepia-cpuconv  the same with videoconvert (CPU) to and from RGBA around the GL part
 # Runs are interleaved per clip (A B C ... A B C ...) and timed with /usr/bin/time; the report
 # gives median wall time, ratio to plain, fps and peak RSS. A second table times the filter
 # stage alone (gpuencode --benchmark-filters N, sepia direct/rgba and identity; 0 skips it).
@@ -26,8 +28,8 @@
 # The Markdown report goes to stdout; --out FILE appends it to FILE.
 set -euo pipefail
 
-usage() {
-  sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'
+usage() {  # the comment block above
+  awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"
 }
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -35,7 +37,7 @@ cd "$ROOT"
 
 RUNS=3
 CLIPS_ARG=1080p,2160p,real
-SIDES_ARG=plain,none,ffmpeg-sepia,gpuencode-sepia,gstreamer-sepia
+SIDES_ARG=plain,none,ffmpeg-sepia,gpuencode-sepia,gstreamer-sepia,gstreamer-sepia-cpuconv
 REAL=h264_aac_360p_rooftop_17s.mp4
 SECONDS_GEN=10
 FILTER_FRAMES=300
@@ -85,7 +87,7 @@ IFS=, read -r -a CLIPS <<<"$CLIPS_ARG"
 for c in "${CLIPS[@]}"; do
   case $c in 1080p|2160p|real) ;; *) bad "--clips: unknown clip '$c' (1080p, 2160p, real)" ;; esac
 done
-ALL_SIDES=(plain none ffmpeg-sepia gpuencode-sepia gstreamer-sepia gpuencode-identity)
+ALL_SIDES=(plain none ffmpeg-sepia gpuencode-sepia gstreamer-sepia gstreamer-sepia-cpuconv gpuencode-identity)
 IFS=, read -r -a SIDES <<<"$SIDES_ARG"
 for s in "${SIDES[@]}"; do
   case " ${ALL_SIDES[*]} " in *" $s "*) ;; *) bad "--sides: unknown side '$s' (${ALL_SIDES[*]})" ;; esac
@@ -105,7 +107,13 @@ mkdir -p "$CACHE"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpuencode-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-quote() { local out='' a; for a in "$@"; do out+=" $(printf '%q' "$a")"; done; printf '%s' "${out# }"; }
+quote() {  # shell-quotes each argument that needs it (GStreamer's ! and caps' commas do not)
+  local out='' a
+  for a in "$@"; do
+    case $a in ''|*[!A-Za-z0-9_./:=,+@%^!-]*) out+=" $(printf '%q' "$a")" ;; *) out+=" $a" ;; esac
+  done
+  printf '%s' "${out# }"
+}
 median() {  # median of the space-separated numbers in $1
   tr -s ' ' '\n' <<<"$1" | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END {
     if (NR == 0) { print "" } else if (NR % 2) { print v[(NR + 1) / 2] } else { printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 } }'
@@ -130,7 +138,7 @@ gen_clip() {
   fi
 }
 
-# probe_clip ID: fills INFO_* for the clip at CPATH[ID].
+# probe_clip ID: fills the C* maps (codecs, size, rate, frames, duration) for the clip at CPATH[ID].
 declare -A CPATH CSRC CW CH CFPS CFRAMES CDUR CVCODEC CACODEC CFORMAT
 probe_clip() {
   local id=$1 p=${CPATH[$1]} v a f vc w h r n
@@ -165,17 +173,26 @@ else
       real)
         rp=$REAL
         [[ $rp == */* ]] || rp=$ROOT/../shared/media/$rp
-        if [ -r "$rp" ] && [ -s "$rp" ]; then
+        if [ -r "$rp" ] && [ -s "$rp" ] &&
+           ffprobe -v error -select_streams v:0 -show_entries stream=codec_name -of csv=p=0 "$rp" 2>/dev/null | grep -q .; then
           CPATH[real]=$(cd "$(dirname "$rp")" && pwd)/$(basename "$rp")
-          CSRC[real]="file: $(basename "$rp")"; ACTIVE+=(real); probe_clip real
+          shown=${CPATH[real]}
+          [[ $shown == "$(dirname "$ROOT")"/* ]] && shown=../${shown#"$(dirname "$ROOT")/"}
+          CSRC[real]="file: $shown"; ACTIVE+=(real); probe_clip real
         else
-          note "real clip not found ($rp): skipped"
+          note "real clip not found or without video ($rp): skipped"
         fi ;;
     esac
   done
 fi
 [ ${#ACTIVE[@]} -gt 0 ] || { log "error: no clip to benchmark"; exit 66; }
-clip_label() { if [ "$1" = real ]; then basename "${CPATH[real]}"; else echo "$1"; fi; }
+clip_label() {
+  case $1 in
+    real) basename "${CPATH[real]}" ;;
+    short|long) echo "360p ${CDUR[$1]%.0} s" ;;
+    *) echo "$1" ;;
+  esac
+}
 
 # ---- the gpuencode binary (never built here: build it with swift build -c release) -----------
 GPU_OK=1
@@ -202,7 +219,7 @@ GST_ENV=()
 GST_INFO="(not used)"
 GST_PKGS=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
   gstreamer1.0-plugins-ugly gstreamer1.0-gl gstreamer1.0-libav)
-GST_ELEMENTS=(filesrc qtdemux h264parse avdec_h264 glupload glcolorconvert gleffects gldownload x264enc mp4mux aacparse)
+GST_ELEMENTS=(filesrc qtdemux h264parse avdec_h264 videoconvert glupload glcolorconvert gleffects gldownload x264enc mp4mux aacparse)
 gst_missing() {
   if ! command -v gst-launch-1.0 >/dev/null 2>&1 || ! command -v gst-inspect-1.0 >/dev/null 2>&1; then
     echo gst-launch-1.0; return
@@ -233,14 +250,14 @@ gst_probe() {  # gst_probe [VAR=VALUE...]: a tiny GL sepia pipeline; prints the 
     ! gleffects effect=sepia ! glcolorconvert ! gldownload ! video/x-raw,format=I420 ! fakesink 2>&1) || return 1
   printf '%s\n' "$out" | sed -n 's/.*GL_RENDERER: //p' | head -n 1
 }
-if [[ " ${SIDES[*]} " == *" gstreamer-sepia "* ]] && [ "$MEMORY" -eq 0 ]; then
+if [[ " ${SIDES[*]} " == *" gstreamer-sepia"* ]] && [ "$MEMORY" -eq 0 ]; then
   gst_absent=$(gst_missing | paste -sd ' ' -)
   if [ -n "$gst_absent" ] && [ "$INSTALL" -eq 1 ]; then
     gst_install || true
     gst_absent=$(gst_missing | paste -sd ' ' -)
   fi
   if [ -n "$gst_absent" ]; then
-    note "gstreamer-sepia skipped: missing $gst_absent (apt-get install ${GST_PKGS[*]})"
+    note "gstreamer sides skipped: missing $gst_absent (apt-get install ${GST_PKGS[*]})"
   else
     for envs in "GST_GL_PLATFORM=egl GST_GL_WINDOW=egl-device" "GST_GL_PLATFORM=egl GST_GL_WINDOW=surfaceless" \
                 "GST_GL_PLATFORM=egl" ""; do
@@ -252,7 +269,7 @@ if [[ " ${SIDES[*]} " == *" gstreamer-sepia "* ]] && [ "$MEMORY" -eq 0 ]; then
       fi
       log "GStreamer GL probe failed with env '${envs:-(none)}'"
     done
-    [ "$GST_OK" -eq 1 ] || note "gstreamer-sepia skipped: no GStreamer GL context could be created (tried egl-device, surfaceless, egl, defaults)"
+    [ "$GST_OK" -eq 1 ] || note "gstreamer sides skipped: no GStreamer GL context could be created (tried egl-device, surfaceless, egl, defaults)"
   fi
 fi
 
@@ -281,12 +298,16 @@ side_cmd() {
       local p=${side#gpuencode-}
       CMD=("$BIN" "$clip" "$out" --preset "$p" -y --x264-preset "$X264_PRESET" --crf "$CRF")
       [ "$GPU_OK" -eq 1 ] || { SKIP_WHY="gpuencode not available"; return 1; } ;;
-    gstreamer-sepia)
+    gstreamer-sepia|gstreamer-sepia-cpuconv)
       # shellcheck disable=SC2054 # commas belong to GStreamer caps, not to the array
+      local gl=(glupload ! glcolorconvert ! gleffects effect=sepia ! glcolorconvert ! gldownload)
+      # shellcheck disable=SC2054
+      [ "$side" = gstreamer-sepia ] || gl=(videoconvert ! video/x-raw,format=RGBA ! glupload ! gleffects effect=sepia
+        ! gldownload ! video/x-raw,format=RGBA ! videoconvert)
+      # shellcheck disable=SC2054
       CMD=(env "${GST_ENV[@]}" gst-launch-1.0 -q filesrc location="$clip" ! qtdemux name=d
-        d.video_0 ! queue ! h264parse ! avdec_h264 ! glupload ! glcolorconvert ! gleffects effect=sepia
-        ! glcolorconvert ! gldownload ! video/x-raw,format=I420 ! "${GST_X264[@]}" ! h264parse
-        ! mp4mux name=m ! filesink location="$out")
+        d.video_0 ! queue ! h264parse ! avdec_h264 ! "${gl[@]}" ! video/x-raw,format=I420
+        ! "${GST_X264[@]}" ! h264parse ! mp4mux name=m ! filesink location="$out")
       case ${CACODEC[$2]} in
         aac)  CMD+=(d.audio_0 ! queue ! aacparse ! m.) ;;
         none) ;;
@@ -303,9 +324,9 @@ side_cmd() {
 show_cmd() {  # show_cmd CLIP_ID OUT
   local line
   line=$(quote "${CMD[@]}")
-  line=${line//$(printf '%q' "${CPATH[$1]}")/CLIP}
-  line=${line//$(printf '%q' "$2")/OUT.mp4}
-  line=${line//$(printf '%q' "$BIN")/gpuencode}
+  line=${line//$(quote "${CPATH[$1]}")/CLIP}
+  line=${line//$(quote "$2")/OUT.mp4}
+  line=${line//$(quote "$BIN")/gpuencode}
   printf '%s' "$line"
 }
 
@@ -364,7 +385,7 @@ if [ "$MEMORY" -eq 1 ]; then
     echo "| clip | duration s | frames | wall s | fps | peak RSS MiB |"
     echo "|---|---:|---:|---:|---:|---:|"
     for id in short long; do
-      echo "| $(clip_label "$id") | ${CDUR[$id]} | ${CFRAMES[$id]} | ${MWALL[$id]} | $(awk -v f="${CFRAMES[$id]}" -v w="${MWALL[$id]}" 'BEGIN { printf "%.1f", w > 0 ? f / w : 0 }') | $(awk -v k="${MKIB[$id]}" 'BEGIN { printf "%.1f", k / 1024 }') |"
+      echo "| $(clip_label "$id") | ${CDUR[$id]} | ${CFRAMES[$id]} | ${MWALL[$id]} | $(awk -v f="${CFRAMES[$id]}" -v w="${MWALL[$id]}" 'BEGIN { printf "%.1f", (w > 0 ? f / w : 0) }') | $(awk -v k="${MKIB[$id]}" 'BEGIN { printf "%.1f", k / 1024 }') |"
     done
     echo
     echo "Peak RSS of the long clip / the short clip: **$ratio** (target: within 10%, i.e. at most 1.10: $verdict)."
@@ -481,7 +502,7 @@ fi
       row="| $(clip_label "$id") | ${CW[$id]}x${CH[$id]} |"
       for v in "${VARIANTS[@]}"; do
         m=$(median "${FPS[$id/$v]}")
-        if [ -n "$m" ]; then row+=" $m fps ($(awk -v f="$m" 'BEGIN { printf "%.1f", 1000 / f }') ms) |"; else row+=" failed |"; fi
+        if [ -n "$m" ]; then row+=" $(fmt "$m" '%.1f') fps ($(awk -v f="$m" 'BEGIN { printf "%.1f", 1000 / f }') ms) |"; else row+=" failed |"; fi
       done
       echo "$row"
     done
@@ -495,8 +516,9 @@ fi
     id=
     for c in "${ACTIVE[@]}"; do [ "${STATE[$c/$s]}" = ok ] && { id=$c; break; }; done
     [ -n "$id" ] || id=${ACTIVE[0]}
-    side_cmd "$s" "$id" "$WORK/out.mp4" || true
-    echo "# $s: $(show_cmd "$id" "$WORK/out.mp4")"
+    why=
+    side_cmd "$s" "$id" "$WORK/out.mp4" || why=" (skipped: $SKIP_WHY)"
+    echo "# $s$why: $(show_cmd "$id" "$WORK/out.mp4")"
   done
   echo '```'
   if [ ${#NOTES[@]} -gt 0 ]; then

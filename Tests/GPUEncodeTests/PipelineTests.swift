@@ -76,6 +76,22 @@ final class PipelineTests: GPUEncodeTestCase {
     }
 }
 
+extension PipelineTests {
+    /// Without a GPU stage the encoder gets decoded frames; their picture types must not force
+    /// x264 to copy the source's GOP (a Baseline source has no B-frames; x264 should add them).
+    func testNonePresetLetsX264ChooseFrameTypes() throws {
+        let input = scratch("baseline.mp4")
+        try Oracle.makeClip(input, seconds: 2, audio: false,
+                            videoArguments: ["-c:v", "libx264", "-profile:v", "baseline", "-pix_fmt", "yuv420p"])
+        let output = scratch("none.mp4")
+        XCTAssertEqual(try gpuencode([input.path, output.path, "--preset", "none", "--x264-preset", "veryfast"]).status, 0)
+        let json = try Oracle.ffprobeJSON(["-select_streams", "v:0", "-show_entries", "frame=pict_type", output.path])
+        let types = (json["frames"] as? [[String: Any]] ?? []).compactMap { $0["pict_type"] as? String }
+        XCTAssertEqual(types.count, 50)
+        XCTAssertGreaterThan(types.filter { $0 == "B" }.count, 10, "x264 kept the source's frame types: \(types)")
+    }
+}
+
 /// Fusing a chain of filters into one shader must look the same as GPUImage's one pass per
 /// filter through 8-bit textures: within one code value everywhere, on a synthetic image with
 /// edges, gradients and saturated colours.
@@ -121,5 +137,32 @@ final class FusionTests: GPUEncodeTestCase {
         }
         guard worst >= 0 else { throw OracleError("signalstats printed nothing for \(a.path)") }
         return worst
+    }
+}
+
+/// How the GL context is chosen, and what happens when the one asked for does not exist.
+final class GPUSelectionTests: GPUEncodeTestCase {
+    func testVerboseNamesTheRenderer() throws {
+        let input = scratch("in.mp4")
+        try Oracle.makeClip(input, seconds: 0.2)
+        let result = try gpuencode([input.path, scratch("out.mp4").path, "--preset", "sepia", "--gpu", "software", "-v"])
+        XCTAssertEqual(result.status, 0, result.summary)
+        let line = result.stderrLines.first { $0.contains("GPU: ") }
+        XCTAssertNotNil(line, result.stderr)
+        XCTAssertTrue(line?.contains("OpenGL ES 3") ?? false, line ?? "")
+    }
+
+    /// Asking for a hardware device where there is none (CI, this machine) is exit 69, one line,
+    /// nothing left behind. Where a hardware device exists, there is nothing to test.
+    func testMissingHardwareGPUIsItsOwnExitCode() throws {
+        let input = scratch("in.mp4")
+        try Oracle.makeClip(input, seconds: 0.2)
+        if try gpuencode([input.path, "--benchmark-filters", "1", "--gpu", "hardware"]).status == 0 {
+            throw XCTSkip("this machine has a hardware EGL device")
+        }
+        let outDir = scratch("out")
+        try FileManager.default.createDirectory(at: outDir, withIntermediateDirectories: true)
+        let result = try gpuencode([input.path, outDir.appendingPathComponent("out.mp4").path, "--preset", "sepia", "--gpu", "hardware"])
+        assertCleanFailure(result, exitCodes: [ExitCode.gpuUnavailable], mentioning: ["hardware"], outputDirectory: outDir)
     }
 }

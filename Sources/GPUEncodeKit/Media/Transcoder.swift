@@ -41,8 +41,9 @@ public final class Transcoder {
     private let options: TranscodeOptions
     private let input: InputFile
     private let output: OutputFile
-    /// nil when the preset has no filters: frames go from the decoder to the encoder directly.
-    private let gl: GLContext?
+    /// False when the preset has no filters: frames go from the decoder to the encoder directly.
+    private let usesGPU: Bool
+    private let rendererName = Locked("no GPU stage")
     private let encoder: UnsafeMutablePointer<AVCodecContext>
     private let videoOut: UnsafeMutablePointer<AVStream>
     /// Output stream index for each input stream, or nil if the stream is dropped.
@@ -58,6 +59,8 @@ public final class Transcoder {
     /// Frame durations by pts (encoder time base): x264 drops them, the muxer wants them.
     private let durations = Locked<[Int64: Int64]>([:])
     private let framesEncoded = Locked(0)
+    /// Seconds each stage spent working (not waiting on a queue), for -v: shows which one bounds the run.
+    private let busy = Locked((gpu: 0.0, encode: 0.0))
     /// The encoder's packet, reused; only the thread that encodes touches it.
     private let packet = av_packet_alloc()!
     private var decodeErrors = 0
@@ -84,14 +87,10 @@ public final class Transcoder {
         input = try InputFile(path: o.input, threads: o.decoderThreads)
         output = try OutputFile(path: o.output)
         let bypass = o.preset.filters.isEmpty
-        if bypass {
-            gl = nil
-            o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)")
-        } else {
-            let context = try GLContext(selection: o.gpu)
-            gl = context
-            o.log(.info, "GPU: \(context.renderer) (\(context.version); \(context.platform))")
-        }
+        usesGPU = !bypass
+        // The GL context is made on the GPU stage's own thread, in parallel with opening the
+        // encoder and the first decodes: on NVIDIA it takes a few hundred milliseconds.
+        if bypass { o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)") }
 
         let dec = input.decoder.pointee
         let inStream = input.videoStream
@@ -277,11 +276,10 @@ public final class Transcoder {
         if options.sequential {
             try runSequentially()
         } else {
-            gl?.releaseCurrent()
-            let gpuThread = gl.map { _ in WorkerThread(name: "gpuencode-gl") { [self] in gpuStage() } }
+            let gpuThread = usesGPU ? WorkerThread(name: "gpuencode-gl") { [self] in gpuStage() } : nil
             let encodeThread = WorkerThread(name: "gpuencode-x264") { [self] in encodeStage() }
             demuxStage { [self] frame in
-                if (gl == nil ? toEncoder : toGPU).push(frame) { return true }
+                if (usesGPU ? toGPU : toEncoder).push(frame) { return true }
                 var f: UnsafeMutablePointer<AVFrame>? = frame
                 av_frame_free(&f)
                 return false
@@ -299,15 +297,22 @@ public final class Transcoder {
             throw GPUEncodeError(.inputDecode, path: options.input, "no video frame could be decoded")
         }
         try output.finish()
+        let (gpuBusy, encodeBusy) = busy.withLock { ($0.gpu, $0.encode) }
+        if !options.sequential {
+            let wall = monotonicSeconds() - started
+            options.log(.info, "stages busy: GPU \(format(gpuBusy, 2)) s (\(format(gpuBusy * 1000 / Double(frames), 2)) ms/frame), encode \(format(encodeBusy, 2)) s, of \(format(wall, 2)) s wall")
+        }
         if decodeErrors > 0 {
             options.log(.warning, "\(options.input): \(decodeErrors) decode error(s) in the video stream; damaged frames were skipped or concealed by the decoder")
         }
-        return TranscodeSummary(frames: frames, renderer: gl?.renderer ?? "no GPU stage", seconds: monotonicSeconds() - started, decodeErrors: decodeErrors)
+        return TranscodeSummary(frames: frames, renderer: rendererName.withLock { $0 }, seconds: monotonicSeconds() - started, decodeErrors: decodeErrors)
     }
 
     /// Every stage on the calling thread, one frame at a time: the reference the pipelined run
     /// must reproduce byte for byte.
     private func runSequentially() throws {
+        let gl = usesGPU ? try makeContext() : nil
+        defer { withExtendedLifetime(gl) {} }
         let renderer = try gl.map { _ in try makeRenderer() }
         demuxStage { [self] frame in
             var f: UnsafeMutablePointer<AVFrame>? = frame
@@ -403,16 +408,18 @@ public final class Transcoder {
 
     private func gpuStage() {
         defer { toEncoder.close() }
-        guard let gl else { return }
         do {
-            try gl.makeCurrent()
-            defer { gl.releaseCurrent() }
+            let gl = try makeContext()
+            defer { withExtendedLifetime(gl) {} }
             let renderer = try makeRenderer()
             while let frame = toGPU.pop() {
                 var f: UnsafeMutablePointer<AVFrame>? = frame
                 defer { av_frame_free(&f) }
                 if failed { continue }
+                let t0 = monotonicSeconds()
                 let out = try render(frame, with: renderer)
+                let dt = monotonicSeconds() - t0
+                busy.withLock { $0.gpu += dt }
                 if !toEncoder.push(out) {
                     var o: UnsafeMutablePointer<AVFrame>? = out
                     av_frame_free(&o)
@@ -421,6 +428,14 @@ public final class Transcoder {
         } catch {
             fail(error)
         }
+    }
+
+    private func makeContext() throws -> GLContext {
+        let t0 = monotonicSeconds()
+        let context = try GLContext(selection: options.gpu)
+        rendererName.withLock { $0 = context.renderer }
+        options.log(.info, "GPU: \(context.renderer) (\(context.version); \(context.platform); ready in \(Int((monotonicSeconds() - t0) * 1000)) ms)")
+        return context
     }
 
     private func makeRenderer() throws -> FrameRenderer {
@@ -464,7 +479,10 @@ public final class Transcoder {
                 defer { av_frame_free(&f) }
                 if failed { continue }
                 checkInterrupt()
+                let t0 = monotonicSeconds()
                 try encode(frame)
+                let dt = monotonicSeconds() - t0
+                busy.withLock { $0.encode += dt }
             }
             if failed { return }
             try flushEncoder()
@@ -474,6 +492,9 @@ public final class Transcoder {
     }
 
     private func encode(_ frame: UnsafeMutablePointer<AVFrame>) throws {
+        // A decoded frame (the no-GPU path) still says what type it was; libx264 would take that
+        // as an order and copy the source's GOP instead of choosing its own B-frames.
+        frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
         let pts = frame.pointee.pts
         durations.withLock { $0[pts] = frame.pointee.pkt_duration }
         try check(avcodec_send_frame(encoder, frame), .encode, path: options.output, "encoding failed")
