@@ -37,8 +37,8 @@ final class PipelineTests: GPUEncodeTestCase {
         XCTAssertEqual(a, try packets(single))
     }
 
-    /// The fused two-pass path may differ from the three-pass RGBA path only by rounding and
-    /// where a clip to 0...1 falls inside a 2x2 chroma block: on real footage ≥ 50 dB.
+    /// The fused single-pass path computes chroma from the same filtered pixels and taps as the
+    /// three-pass RGBA path, so they differ only by rounding (measured 55-65 dB; the issue asks ≥ 50).
     func testDirectPathMatchesRGBAPath() throws {
         let cases: [(String, String)] = [
             ("h264_aac_1080p_deer_1s.mp4", "sepia"),
@@ -55,7 +55,7 @@ final class PipelineTests: GPUEncodeTestCase {
             XCTAssertEqual(try gpuencode(common + [rgba.path, "--render-path", "rgba"]).status, 0)
             let figure = try Oracle.psnr(direct, rgba)
             print("PSNR direct vs rgba, \(preset) on \(clip): \(figure) dB")
-            XCTAssertGreaterThanOrEqual(figure, 50, "\(preset) on \(clip)")
+            XCTAssertGreaterThanOrEqual(figure, 54, "\(preset) on \(clip)")
         }
     }
 

@@ -111,13 +111,10 @@ public final class FrameRenderer {
         switch path {
         case .direct where packed:
             targets = [
-                try RenderTarget(width: (w + 3) / 4, height: h, formats: [GLenum(GL_RGBA8)]),
-                try RenderTarget(width: (w / 2 + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8)]),
+                try RenderTarget(width: (w + 3) / 4, height: h / 2,
+                                 formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RG8), GLenum(GL_RG8)]),
             ]
-            programs = [
-                try ShaderProgram(fragment: prelude + FrameRenderer.packedLumaMain, label: "luma (filters fused)"),
-                try ShaderProgram(fragment: prelude + FrameRenderer.packedChromaMain, label: "chroma (filters fused)"),
-            ]
+            programs = [try ShaderProgram(fragment: prelude + FrameRenderer.packedBlockMain, label: "Y'CbCr (filters fused)")]
         case .direct:
             targets = [
                 try RenderTarget(width: (w + 3) / 4, height: h, formats: [GLenum(GL_RGBA8)]),
@@ -219,11 +216,15 @@ public final class FrameRenderer {
                 program.use()
                 glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
             }
-            targets[0].readPacked(into: output[0].data, stride: output[0].stride, width: geometry.outputWidth, scratch: &scratch)
             if packed {
-                targets[1].readPacked(0, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth / 2, scratch: &scratch)
-                targets[1].readPacked(1, into: output[2].data, stride: output[2].stride, width: geometry.outputWidth / 2, scratch: &scratch)
+                // Even and odd rows come from two targets: each fills every other row of the plane.
+                let y = output[0]
+                targets[0].readPacked(0, into: y.data, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
+                targets[0].readPacked(1, into: y.data + y.stride, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
+                targets[0].readPairs(2, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth / 2, scratch: &scratch)
+                targets[0].readPairs(3, into: output[2].data, stride: output[2].stride, width: geometry.outputWidth / 2, scratch: &scratch)
             } else {
+                targets[0].readPacked(into: output[0].data, stride: output[0].stride, width: geometry.outputWidth, scratch: &scratch)
                 targets[1].readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
                 targets[1].readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
             }
@@ -374,85 +375,71 @@ public final class FrameRenderer {
     }
     """
 
-    /// The packed luma pass (upright 4:2:0): one fetch brings the four Y samples; their chroma
-    /// comes from three neighbouring columns of two chroma rows, interpolated exactly as the
-    /// bilinear sampling of `directLumaMain` would (left-sited columns, rows weighted 3/4 and 1/4).
-    static let packedLumaMain = """
-    out vec4 fragColor;
-    // Chroma columns 2q, 2q+1, 2q+2 of one row, repeating the last column at the right edge.
-    vec3 chromaRow(highp sampler2D tex, int q, int row) {
-        vec4 a = texelFetch(tex, ivec2(q >> 1, row), 0);
-        vec4 b = texelFetch(tex, ivec2(min((q >> 1) + 1, texelMax.y), row), 0);
-        vec3 v = (q & 1) == 1 ? vec3(a.zw, b.x) : a.xyz;
-        int c = 2 * q;
-        if (c + 1 > chromaMax.x) v.y = v.x;
-        if (c + 2 > chromaMax.x) v.z = v.y;
+    /// The packed pass (upright 4:2:0): each fragment shades a 4x2 block of pixels and writes its
+    /// eight Y samples (even and odd row to two targets, four per texel: the plane's bytes) and its
+    /// two Cb and two Cr samples. The chroma samples average the block's own filtered pixels plus
+    /// the column to its left, the same left-sited [1/4 1/2 1/4] x [1/2 1/2] taps as
+    /// `chromaFromRGBA`, so this single pass equals the RGBA path up to rounding. Sources come packed
+    /// four samples per texel; chroma is interpolated by hand exactly as bilinear sampling would
+    /// (left-sited columns, rows weighted 3/4 and 1/4).
+    static let packedBlockMain = """
+    layout(location = 0) out vec4 yEven;
+    layout(location = 1) out vec4 yOdd;
+    layout(location = 2) out vec2 cbPair;
+    layout(location = 3) out vec2 crPair;
+    // Chroma columns 2q-1 .. 2q+2 of one row, edges repeated.
+    vec4 chromaCols(highp sampler2D tex, int q, int row) {
+        int odd = q & 1;
+        int first = (q >> 1) - 1 + odd;
+        vec4 a = texelFetch(tex, ivec2(max(first, 0), row), 0);
+        vec4 b = texelFetch(tex, ivec2(min(first + 1, texelMax.y), row), 0);
+        vec4 v = odd == 1 ? vec4(a.yzw, b.x) : vec4(a.w, b.xyz);
+        if (q == 0) v.x = v.y;
+        if (2 * q > chromaMax.x) v.y = v.x;
+        if (2 * q + 1 > chromaMax.x) v.z = v.y;
+        if (2 * q + 2 > chromaMax.x) v.w = v.z;
         return v;
     }
-    float lumaOf(float y, float u, float v) { return (rgbToYuv * filtered(vec3(y, u, v)).rgb).x + outOffset.x; }
+    // Per-pixel chroma for columns 4q-1 .. 4q+3 from columns 2q-1 .. 2q+2.
+    void spread(vec4 c, out float p[5]) {
+        p[0] = 0.5 * (c.x + c.y); p[1] = c.y; p[2] = 0.5 * (c.y + c.z); p[3] = c.z; p[4] = 0.5 * (c.z + c.w);
+    }
     void main() {
         int q = int(gl_FragCoord.x);
-        int y = int(gl_FragCoord.y);
-        int m = y >> 1;
-        int other = clamp((y & 1) == 1 ? m + 1 : m - 1, 0, chromaMax.y);
-        vec3 u = 0.75 * chromaRow(texU, q, m) + 0.25 * chromaRow(texU, q, other);
-        vec3 v = 0.75 * chromaRow(texV, q, m) + 0.25 * chromaRow(texV, q, other);
-        vec4 l = texelFetch(texY, ivec2(q, y), 0);
-        fragColor = vec4(lumaOf(l.x, u.x, v.x), lumaOf(l.y, 0.5 * (u.x + u.y), 0.5 * (v.x + v.y)),
-                         lumaOf(l.z, u.y, v.y), lumaOf(l.w, 0.5 * (u.y + u.z), 0.5 * (v.y + v.z)));
-    }
-    """
-
-    /// The packed chroma pass (upright 4:2:0): four Cb and four Cr outputs per fragment, the same
-    /// taps as `directChromaMain`. Output i needs luma columns 2i-1..2i+1 of rows 2j and 2j+1 and
-    /// chroma columns i-1..i+1 of row j; for i = 4k..4k+3 that is 3 luma texels per row and 3
-    /// chroma texels per plane.
-    static let packedChromaMain = """
-    layout(location = 0) out vec4 cb;
-    layout(location = 1) out vec4 cr;
-    // Chroma columns 4k-1 .. 4k+4 of row j, edges repeated.
-    void chromaCols(highp sampler2D tex, int k, int j, out float c[6]) {
-        vec4 l = texelFetch(tex, ivec2(max(k - 1, 0), j), 0);
-        vec4 m = texelFetch(tex, ivec2(k, j), 0);
-        vec4 r = texelFetch(tex, ivec2(min(k + 1, texelMax.y), j), 0);
-        c[0] = k == 0 ? m.x : l.w;
-        c[1] = m.x; c[2] = m.y; c[3] = m.z; c[4] = m.w; c[5] = r.x;
-        for (int n = 1; n < 6; n++) { if (4 * k + n - 1 > chromaMax.x) c[n] = c[n - 1]; }
-    }
-    // Luma columns 8k-1 .. 8k+7 of row y, summed with row y+1.
-    void lumaCols(int k, int y, out float s[9]) {
-        vec4 l0 = texelFetch(texY, ivec2(max(2 * k - 1, 0), y), 0);
-        vec4 a0 = texelFetch(texY, ivec2(min(2 * k, texelMax.x), y), 0);
-        vec4 b0 = texelFetch(texY, ivec2(min(2 * k + 1, texelMax.x), y), 0);
-        vec4 l1 = texelFetch(texY, ivec2(max(2 * k - 1, 0), y + 1), 0);
-        vec4 a1 = texelFetch(texY, ivec2(min(2 * k, texelMax.x), y + 1), 0);
-        vec4 b1 = texelFetch(texY, ivec2(min(2 * k + 1, texelMax.x), y + 1), 0);
-        s[0] = k == 0 ? a0.x + a1.x : l0.w + l1.w;
-        vec4 a = a0 + a1;
-        vec4 b = b0 + b1;
-        s[1] = a.x; s[2] = a.y; s[3] = a.z; s[4] = a.w;
-        s[5] = b.x; s[6] = b.y; s[7] = b.z; s[8] = b.w;
-    }
-    void main() {
-        int k = int(gl_FragCoord.x);
-        int j = int(gl_FragCoord.y);
-        float s[9];
-        float u[6];
-        float v[6];
-        lumaCols(k, 2 * j, s);
-        chromaCols(texU, k, j, u);
-        chromaCols(texV, k, j, v);
-        vec4 outU;
-        vec4 outV;
-        for (int n = 0; n < 4; n++) {
-            vec3 left = vec3(0.25 * (s[2 * n] + s[2 * n + 1]), 0.25 * u[n] + 0.75 * u[n + 1], 0.25 * v[n] + 0.75 * v[n + 1]);
-            vec3 right = vec3(0.25 * (s[2 * n + 1] + s[2 * n + 2]), 0.75 * u[n + 1] + 0.25 * u[n + 2], 0.75 * v[n + 1] + 0.25 * v[n + 2]);
-            vec3 yuv = rgbToYuv * (0.5 * (filtered(left).rgb + filtered(right).rgb)) + outOffset;
-            outU[n] = yuv.y;
-            outV[n] = yuv.z;
+        int m = int(gl_FragCoord.y);
+        int up = max(m - 1, 0);
+        int down = min(m + 1, chromaMax.y);
+        vec4 um = chromaCols(texU, q, m);
+        vec4 vm = chromaCols(texV, q, m);
+        float u0[5]; float v0[5]; float u1[5]; float v1[5];
+        spread(0.75 * um + 0.25 * chromaCols(texU, q, up), u0);
+        spread(0.75 * vm + 0.25 * chromaCols(texV, q, up), v0);
+        spread(0.75 * um + 0.25 * chromaCols(texU, q, down), u1);
+        spread(0.75 * vm + 0.25 * chromaCols(texV, q, down), v1);
+        vec4 l0 = texelFetch(texY, ivec2(q, 2 * m), 0);
+        vec4 l1 = texelFetch(texY, ivec2(q, 2 * m + 1), 0);
+        float left0 = q == 0 ? l0.x : texelFetch(texY, ivec2(q - 1, 2 * m), 0).w;
+        float left1 = q == 0 ? l1.x : texelFetch(texY, ivec2(q - 1, 2 * m + 1), 0).w;
+        float y0[5] = float[5](left0, l0.x, l0.y, l0.z, l0.w);
+        float y1[5] = float[5](left1, l1.x, l1.y, l1.z, l1.w);
+        vec3 s[5];
+        vec4 even;
+        vec4 odd;
+        for (int k = 0; k < 5; k++) {
+            vec3 a = filtered(vec3(y0[k], u0[k], v0[k])).rgb;
+            vec3 b = filtered(vec3(y1[k], u1[k], v1[k])).rgb;
+            s[k] = a + b;
+            if (k > 0) {
+                even[k - 1] = (rgbToYuv * a).x + outOffset.x;
+                odd[k - 1] = (rgbToYuv * b).x + outOffset.x;
+            }
         }
-        cb = outU;
-        cr = outV;
+        yEven = even;
+        yOdd = odd;
+        vec3 c0 = rgbToYuv * (0.125 * s[0] + 0.25 * s[1] + 0.125 * s[2]) + outOffset;
+        vec3 c1 = rgbToYuv * (0.125 * s[2] + 0.25 * s[3] + 0.125 * s[4]) + outOffset;
+        cbPair = vec2(c0.y, c1.y);
+        crPair = vec2(c0.z, c1.z);
     }
     """
 
