@@ -74,6 +74,7 @@ public enum RenderPath: String, Sendable, CaseIterable {
 public final class FrameRenderer {
     public let geometry: RenderGeometry
     public let path: RenderPath
+    public var writesNV12: Bool { packed }
     private let planes: [Texture]
     private let packed: Bool
     private var targets: [RenderTarget] = []
@@ -91,7 +92,7 @@ public final class FrameRenderer {
         // Upright 4:2:0 (most video) takes the packed path: planes as RGBA8 textures a quarter as
         // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
         // more than the arithmetic around it.
-        packed = path == .direct && g.rotation == .none && g.chromaShiftX == 1 && g.chromaShiftY == 1
+        packed = FrameRenderer.writesNV12(g, path: path)
         if packed {
             planes = [
                 Texture(width: (g.sourceWidth + 3) / 4, height: g.sourceHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
@@ -112,7 +113,7 @@ public final class FrameRenderer {
         case .direct where packed:
             targets = [
                 try RenderTarget(width: (w + 3) / 4, height: h / 2,
-                                 formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RG8), GLenum(GL_RG8)]),
+                                 formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)]),
             ]
             programs = [try ShaderProgram(fragment: prelude + FrameRenderer.packedBlockMain, label: "Y'CbCr (filters fused)")]
         case .direct:
@@ -200,9 +201,16 @@ public final class FrameRenderer {
         glDeleteVertexArrays(1, &vao)
     }
 
-    /// Renders one frame: `source` holds the Y, Cb, Cr planes; `output` receives Y, Cb, Cr.
+    /// Whether this renderer writes NV12 (Y + interleaved CbCr) rather than three planes: the
+    /// single-pass path for upright 4:2:0, where a 4x2 block's chroma is one RGBA8 texel.
+    public static func writesNV12(_ g: RenderGeometry, path: RenderPath) -> Bool {
+        path == .direct && g.rotation == .none && g.chromaShiftX == 1 && g.chromaShiftY == 1
+    }
+
+    /// Renders one frame: `source` holds the Y, Cb, Cr planes; `output` receives Y, Cb, Cr, or Y
+    /// and CbCr when `writesNV12`.
     public func render(source: [Plane], output: [Plane]) throws {
-        precondition(source.count == 3 && output.count == 3)
+        precondition(source.count == 3 && output.count == (packed ? 2 : 3))
         for (i, t) in planes.enumerated() {
             glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
             if packed { t.uploadPacked(source[i].data, stride: source[i].stride, scratch: &scratch) } else {
@@ -221,10 +229,9 @@ public final class FrameRenderer {
                 let y = output[0]
                 targets[0].readPacked(0, into: y.data, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
                 targets[0].readPacked(1, into: y.data + y.stride, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
-                targets[0].readPairs(2, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth / 2, scratch: &scratch)
-                targets[0].readPairs(3, into: output[2].data, stride: output[2].stride, width: geometry.outputWidth / 2, scratch: &scratch)
+                targets[0].readPacked(2, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth, scratch: &scratch)
             } else {
-                targets[0].readPacked(into: output[0].data, stride: output[0].stride, width: geometry.outputWidth, scratch: &scratch)
+                targets[0].readPacked(0, into: output[0].data, stride: output[0].stride, width: geometry.outputWidth, scratch: &scratch)
                 targets[1].readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
                 targets[1].readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
             }
@@ -377,7 +384,7 @@ public final class FrameRenderer {
 
     /// The packed pass (upright 4:2:0): each fragment shades a 4x2 block of pixels and writes its
     /// eight Y samples (even and odd row to two targets, four per texel: the plane's bytes) and its
-    /// two Cb and two Cr samples. The chroma samples average the block's own filtered pixels plus
+    /// two Cb and two Cr samples as one texel of an NV12 CbCr plane (x264's own layout). The chroma samples average the block's own filtered pixels plus
     /// the column to its left, the same left-sited [1/4 1/2 1/4] x [1/2 1/2] taps as
     /// `chromaFromRGBA`, so this single pass equals the RGBA path up to rounding. Sources come packed
     /// four samples per texel; chroma is interpolated by hand exactly as bilinear sampling would
@@ -385,8 +392,7 @@ public final class FrameRenderer {
     static let packedBlockMain = """
     layout(location = 0) out vec4 yEven;
     layout(location = 1) out vec4 yOdd;
-    layout(location = 2) out vec2 cbPair;
-    layout(location = 3) out vec2 crPair;
+    layout(location = 2) out vec4 cbcr;
     // Chroma columns 2q-1 .. 2q+2 of one row, edges repeated.
     vec4 chromaCols(highp sampler2D tex, int q, int row) {
         int odd = q & 1;
@@ -438,8 +444,7 @@ public final class FrameRenderer {
         yOdd = odd;
         vec3 c0 = rgbToYuv * (0.125 * s[0] + 0.25 * s[1] + 0.125 * s[2]) + outOffset;
         vec3 c1 = rgbToYuv * (0.125 * s[2] + 0.25 * s[3] + 0.125 * s[4]) + outOffset;
-        cbPair = vec2(c0.y, c1.y);
-        crPair = vec2(c0.z, c1.z);
+        cbcr = vec4(c0.yz, c1.yz);
     }
     """
 

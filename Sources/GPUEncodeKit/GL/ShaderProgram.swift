@@ -193,8 +193,7 @@ final class RenderTarget {
     }
 
     /// Reads an RGBA8 target holding four 8-bit samples per texel into a plane `width` samples wide.
-    /// `rowPitch` is the distance between the rows written (a multiple of `stride` to fill every
-    /// other row of a plane).
+    /// `stride` may be twice the plane's, to fill every other row.
     func readPacked(_ index: Int = 0, into plane: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, scratch: inout [UInt8]) {
         glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), fbo)
         glReadBuffer(GLenum(Int(GL_COLOR_ATTACHMENT0) + index))
@@ -209,31 +208,6 @@ final class RenderTarget {
         scratch.withUnsafeMutableBytes { raw in
             glReadPixels(0, 0, GLsizei(self.width), GLsizei(height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), raw.baseAddress)
             for y in 0..<height { (plane + y * stride).update(from: raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + y * rowBytes, count: width) }
-        }
-    }
-
-    /// Reads attachment `index`, an RG8 texture holding two samples per texel, into a plane.
-    func readPairs(_ index: Int, into plane: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, scratch: inout [UInt8]) {
-        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), fbo)
-        glReadBuffer(GLenum(Int(GL_COLOR_ATTACHMENT0) + index))
-        var format: GLint = 0, type: GLint = 0
-        glGetIntegerv(GLenum(GL_IMPLEMENTATION_COLOR_READ_FORMAT), &format)
-        glGetIntegerv(GLenum(GL_IMPLEMENTATION_COLOR_READ_TYPE), &type)
-        if format == GL_RG && type == GL_UNSIGNED_BYTE && stride % 2 == 0 && stride >= self.width * 2 {
-            glPixelStorei(GLenum(GL_PACK_ROW_LENGTH), GLint(stride / 2))
-            glReadPixels(0, 0, GLsizei(self.width), GLsizei(height), GLenum(GL_RG), GLenum(GL_UNSIGNED_BYTE), plane)
-            glPixelStorei(GLenum(GL_PACK_ROW_LENGTH), 0)
-            return
-        }
-        let count = self.width * height * 4
-        if scratch.count < count { scratch = [UInt8](repeating: 0, count: count) }
-        scratch.withUnsafeMutableBytes { raw in
-            glReadPixels(0, 0, GLsizei(self.width), GLsizei(height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), raw.baseAddress)
-            let src = raw.bindMemory(to: UInt8.self)
-            for y in 0..<height {
-                let row = plane + y * stride
-                for x in 0..<width { row[x] = src[(y * self.width + x / 2) * 4 + (x & 1)] }
-            }
         }
     }
 

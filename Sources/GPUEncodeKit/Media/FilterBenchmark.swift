@@ -53,13 +53,9 @@ public enum FilterBenchmark {
         defer { var o: UnsafeMutablePointer<AVFrame>? = out; av_frame_free(&o) }
         out.pointee.width = Int32(geometry.outputWidth)
         out.pointee.height = Int32(geometry.outputHeight)
-        out.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        out.pointee.format = (renderer.writesNV12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P).rawValue
         try check(av_frame_get_buffer(out, 0), .internal, path: nil, "frame allocation")
-        func planes(_ f: UnsafeMutablePointer<AVFrame>) -> [Plane] {
-            [Plane(data: f.pointee.data.0!, stride: Int(f.pointee.linesize.0)),
-             Plane(data: f.pointee.data.1!, stride: Int(f.pointee.linesize.1)),
-             Plane(data: f.pointee.data.2!, stride: Int(f.pointee.linesize.2))]
-        }
+        func planes(_ f: UnsafeMutablePointer<AVFrame>) -> [Plane] { framePlanes(f) }
         // Warm-up: shader JIT and first-use allocations are not the steady state.
         for i in 0..<min(5, frames) { try renderer.render(source: planes(pool[i % pool.count]), output: planes(out)) }
         let start = monotonicSeconds()

@@ -52,6 +52,8 @@ public final class Transcoder {
     private let sourceColor: YUVColorSpace
     /// The planar 8-bit format frames are uploaded in; others are converted to it once per frame.
     private let workingFormat: AVPixelFormat
+    /// What the GPU stage hands the encoder: NV12 from the single-pass shader, else yuv420p.
+    private let outputFormat: AVPixelFormat
 
     private let failure = Locked<GPUEncodeError?>(nil)
     private let toGPU = BoundedQueue<UnsafeMutablePointer<AVFrame>>(capacity: 3)
@@ -129,7 +131,8 @@ public final class Transcoder {
         encoder = enc
         enc.pointee.width = Int32(geometry.outputWidth)
         enc.pointee.height = Int32(geometry.outputHeight)
-        enc.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        outputFormat = !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
+        enc.pointee.pix_fmt = outputFormat
         enc.pointee.time_base = inStream.pointee.time_base
         let rate = av_guess_frame_rate(input.format, inStream, nil)
         if rate.num > 0 && rate.den > 0 { enc.pointee.framerate = rate }
@@ -447,7 +450,7 @@ public final class Transcoder {
         guard let out = av_frame_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
         out.pointee.width = Int32(geometry.outputWidth)
         out.pointee.height = Int32(geometry.outputHeight)
-        out.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        out.pointee.format = outputFormat.rawValue
         do {
             try check(av_frame_get_buffer(out, 0), .internal, path: nil, "frame allocation")
             try renderer.render(source: planes(frame), output: planes(out))
@@ -462,12 +465,7 @@ public final class Transcoder {
     }
 
     private func planes(_ frame: UnsafeMutablePointer<AVFrame>) -> [Plane] {
-        let f = frame.pointee
-        return [
-            Plane(data: f.data.0!, stride: Int(f.linesize.0)),
-            Plane(data: f.data.1!, stride: Int(f.linesize.1)),
-            Plane(data: f.data.2!, stride: Int(f.linesize.2)),
-        ]
+        framePlanes(frame)
     }
 
     // MARK: Stage 3: encode and mux
