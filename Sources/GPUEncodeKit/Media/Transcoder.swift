@@ -453,7 +453,7 @@ public final class Transcoder {
         out.pointee.format = outputFormat.rawValue
         do {
             try check(av_frame_get_buffer(out, 0), .internal, path: nil, "frame allocation")
-            try renderer.render(source: planes(frame), output: planes(out))
+            try renderer.render(source: framePlanes(frame), output: framePlanes(out))
         } catch {
             var o: UnsafeMutablePointer<AVFrame>? = out
             av_frame_free(&o)
@@ -462,10 +462,6 @@ public final class Transcoder {
         out.pointee.pts = frame.pointee.pts
         out.pointee.pkt_duration = frame.pointee.pkt_duration
         return out
-    }
-
-    private func planes(_ frame: UnsafeMutablePointer<AVFrame>) -> [Plane] {
-        framePlanes(frame)
     }
 
     // MARK: Stage 3: encode and mux
