@@ -36,13 +36,17 @@ let package = Package(
                 "GPUEncodeKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            // lld: the static Foundation that swift-argument-parser pulls in carries a GNU-ld link
-            // warning (mktemp) that says nothing about this program.
+            // lld: the static Foundation (pulled in by swift-argument-parser here, used directly by
+            // PresetEmbedder) carries a GNU-linker warning about mktemp that says nothing about us.
             linkerSettings: [.unsafeFlags(["-use-ld=lld"])]
         ),
         // Turns presets/*.json into Swift source so `--preset sepia` works from any directory
         // and a static binary carries them without Foundation's Bundle.
-        .executableTarget(name: "PresetEmbedder", path: "Sources/PresetEmbedder"),
+        .executableTarget(
+            name: "PresetEmbedder",
+            path: "Sources/PresetEmbedder",
+            linkerSettings: [.unsafeFlags(["-use-ld=lld"])]
+        ),
         .plugin(name: "EmbedPresets", capability: .buildTool(), dependencies: ["PresetEmbedder"]),
         .testTarget(name: "GPUEncodeTests", dependencies: ["GPUEncodeKit"], path: "Tests/GPUEncodeTests"),
     ],
