@@ -166,3 +166,22 @@ final class GPUSelectionTests: GPUEncodeTestCase {
         assertCleanFailure(result, exitCodes: [ExitCode.gpuUnavailable], mentioning: ["hardware"], outputDirectory: outDir)
     }
 }
+
+extension PipelineTests {
+    /// Pixel buffer objects (the hardware default) and client memory (llvmpipe's) must move the
+    /// same bytes: forcing each here gives identical frames.
+    func testPixelBufferTransfersMatchClientMemory() throws {
+        let input = try Paths.media("h264_aac_1080p_deer_1s.mp4")
+        var digests: [String] = []
+        for mode in ["pbo", "client"] {
+            let output = scratch("\(mode).mkv")
+            setenv("GPUENCODE_TRANSFER", mode, 1)
+            defer { unsetenv("GPUENCODE_TRANSFER") }
+            XCTAssertEqual(try gpuencode([input.path, output.path, "--preset", "sepia", "--crf", "0", "--x264-preset", "ultrafast"]).status, 0)
+            digests.append(try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-i", output.path, "-map", "0:v", "-f", "framemd5", "-"])
+                .stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n"))
+        }
+        XCTAssertGreaterThan(digests[0].count, 100)
+        XCTAssertEqual(digests[0], digests[1])
+    }
+}

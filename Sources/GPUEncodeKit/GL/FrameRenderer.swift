@@ -84,7 +84,11 @@ public final class FrameRenderer {
     private var vao: GLuint = 0
     private var scratch: [UInt8] = []
 
-    public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct) throws {
+    /// Pixel buffer objects for the single-pass path's transfers (set on hardware GPUs).
+    private let transfers: TransferBuffers?
+
+    public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
+                pixelBuffers: Bool = false) throws {
         geometry = g
         self.path = path
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
@@ -93,6 +97,7 @@ public final class FrameRenderer {
         // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
         // more than the arithmetic around it.
         packed = FrameRenderer.writesNV12(g, path: path)
+        transfers = packed && pixelBuffers ? TransferBuffers(count: 6) : nil
         if packed {
             planes = [
                 Texture(width: (g.sourceWidth + 3) / 4, height: g.sourceHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
@@ -213,7 +218,9 @@ public final class FrameRenderer {
         precondition(source.count == 3 && output.count == (packed ? 2 : 3))
         for (i, t) in planes.enumerated() {
             glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
-            if packed { t.uploadPacked(source[i].data, stride: source[i].stride, scratch: &scratch) } else {
+            if let transfers { transfers.upload(i, texture: t, data: source[i].data, stride: source[i].stride) } else if packed {
+                t.uploadPacked(source[i].data, stride: source[i].stride, scratch: &scratch)
+            } else {
                 t.upload(source[i].data, stride: source[i].stride)
             }
         }
@@ -224,7 +231,13 @@ public final class FrameRenderer {
                 program.use()
                 glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
             }
-            if packed {
+            if let transfers {
+                let y = output[0]
+                for a in 0..<3 { transfers.startRead(3 + a, target: targets[0], attachment: a) }
+                transfers.finishRead(3, target: targets[0], into: y.data, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
+                transfers.finishRead(4, target: targets[0], into: y.data + y.stride, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
+                transfers.finishRead(5, target: targets[0], into: output[1].data, stride: output[1].stride, rowBytes: geometry.outputWidth)
+            } else if packed {
                 // Even and odd rows come from two targets: each fills every other row of the plane.
                 let y = output[0]
                 targets[0].readPacked(0, into: y.data, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)

@@ -234,3 +234,60 @@ final class RenderTarget {
         }
     }
 }
+
+/// Pixel buffer objects, so uploads and readbacks go through driver-owned memory by DMA. All
+/// readbacks of a frame are queued before the first is mapped, so the GPU transfers them in one
+/// go instead of one synchronous round trip each.
+final class TransferBuffers {
+    private var buffers: [GLuint]
+
+    init(count: Int) {
+        buffers = [GLuint](repeating: 0, count: count)
+        glGenBuffers(GLsizei(count), &buffers)
+    }
+
+    deinit {
+        glDeleteBuffers(GLsizei(buffers.count), buffers)
+    }
+
+    /// Uploads a plane packed four samples per texel into `texture` through buffer `index`.
+    func upload(_ index: Int, texture: Texture, data: UnsafeRawPointer, stride: Int) {
+        let rowBytes = texture.width * 4
+        let size = rowBytes * texture.height
+        glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), buffers[index])
+        glBufferData(GLenum(GL_PIXEL_UNPACK_BUFFER), GLsizeiptr(size), nil, GLenum(GL_STREAM_DRAW))
+        if let mapped = glMapBufferRange(GLenum(GL_PIXEL_UNPACK_BUFFER), 0, GLsizeiptr(size),
+                                         GLbitfield(GL_MAP_WRITE_BIT | GL_MAP_INVALIDATE_BUFFER_BIT)) {
+            let copy = min(stride, rowBytes)
+            for y in 0..<texture.height { (mapped + y * rowBytes).copyMemory(from: data + y * stride, byteCount: copy) }
+            glUnmapBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER))
+        }
+        glBindTexture(GLenum(GL_TEXTURE_2D), texture.id)
+        glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(texture.width), GLsizei(texture.height),
+                        GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), nil)
+        glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), 0)
+    }
+
+    /// Queues a read of RGBA8 attachment `attachment` of `target` into buffer `index`.
+    func startRead(_ index: Int, target: RenderTarget, attachment: Int) {
+        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), target.fbo)
+        glReadBuffer(GLenum(Int(GL_COLOR_ATTACHMENT0) + attachment))
+        glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[index])
+        glBufferData(GLenum(GL_PIXEL_PACK_BUFFER), GLsizeiptr(target.width * target.height * 4), nil, GLenum(GL_STREAM_READ))
+        glReadPixels(0, 0, GLsizei(target.width), GLsizei(target.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), nil)
+        glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
+    }
+
+    /// Waits for buffer `index` and copies `rowBytes` of each of `target`'s rows into a plane.
+    func finishRead(_ index: Int, target: RenderTarget, into plane: UnsafeMutablePointer<UInt8>, stride: Int, rowBytes: Int) {
+        let texelRow = target.width * 4
+        glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[index])
+        if let mapped = glMapBufferRange(GLenum(GL_PIXEL_PACK_BUFFER), 0, GLsizeiptr(texelRow * target.height), GLbitfield(GL_MAP_READ_BIT)) {
+            for y in 0..<target.height {
+                (plane + y * stride).update(from: (mapped + y * texelRow).assumingMemoryBound(to: UInt8.self), count: min(rowBytes, texelRow))
+            }
+            glUnmapBuffer(GLenum(GL_PIXEL_PACK_BUFFER))
+        }
+        glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
+    }
+}

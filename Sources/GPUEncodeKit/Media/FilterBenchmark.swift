@@ -48,7 +48,8 @@ public enum FilterBenchmark {
         guard !pool.isEmpty else { throw GPUEncodeError(.inputDecode, path: path, "no video frame could be decoded") }
 
         let gl = try GLContext(selection: gpu)
-        let renderer = try FrameRenderer(geometry: geometry, source: color, filters: preset.filters, path: renderPath)
+        let renderer = try FrameRenderer(geometry: geometry, source: color, filters: preset.filters, path: renderPath,
+                                         pixelBuffers: usePixelBuffers(gl))
         let out = av_frame_alloc()!
         defer { var o: UnsafeMutablePointer<AVFrame>? = out; av_frame_free(&o) }
         out.pointee.width = Int32(geometry.outputWidth)

@@ -316,7 +316,7 @@ public final class Transcoder {
     private func runSequentially() throws {
         let gl = usesGPU ? try makeContext() : nil
         defer { withExtendedLifetime(gl) {} }
-        let renderer = try gl.map { _ in try makeRenderer() }
+        let renderer = try gl.map { try makeRenderer($0) }
         demuxStage { [self] frame in
             var f: UnsafeMutablePointer<AVFrame>? = frame
             defer { av_frame_free(&f) }
@@ -414,7 +414,7 @@ public final class Transcoder {
         do {
             let gl = try makeContext()
             defer { withExtendedLifetime(gl) {} }
-            let renderer = try makeRenderer()
+            let renderer = try makeRenderer(gl)
             while let frame = toGPU.pop() {
                 var f: UnsafeMutablePointer<AVFrame>? = frame
                 defer { av_frame_free(&f) }
@@ -441,8 +441,9 @@ public final class Transcoder {
         return context
     }
 
-    private func makeRenderer() throws -> FrameRenderer {
-        try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters, path: options.renderPath)
+    private func makeRenderer(_ gl: GLContext) throws -> FrameRenderer {
+        try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters, path: options.renderPath,
+                          pixelBuffers: usePixelBuffers(gl))
     }
 
     /// One frame through the GPU into a new 4:2:0 frame carrying the same timestamps.
