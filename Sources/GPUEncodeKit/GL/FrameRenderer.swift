@@ -1,4 +1,5 @@
 import CEGL
+import CFFmpeg
 
 /// Clockwise rotation that makes the picture upright, from the stream's display matrix.
 public enum Rotation: Int, Sendable {
@@ -38,6 +39,13 @@ public struct RenderGeometry: Sendable {
         let (w, h) = rotation.swapsDimensions ? (sourceHeight, sourceWidth) : (sourceWidth, sourceHeight)
         outputWidth = w & ~1
         outputHeight = h & ~1
+    }
+
+    /// The geometry for frames of `format` (a planar 8-bit Y'CbCr format) at this size.
+    public init(width: Int32, height: Int32, format: AVPixelFormat, rotation: Rotation) {
+        let desc = av_pix_fmt_desc_get(format)!.pointee
+        self.init(sourceWidth: Int(width), sourceHeight: Int(height),
+                  chromaShiftX: Int(desc.log2_chroma_w), chromaShiftY: Int(desc.log2_chroma_h), rotation: rotation)
     }
 
     var chromaWidth: Int { (sourceWidth + (1 << chromaShiftX) - 1) >> chromaShiftX }

@@ -85,17 +85,6 @@ public final class GLContext {
         eglTerminate(display)
     }
 
-    /// Binds the context to the calling thread (the GL stage runs on its own thread).
-    public func makeCurrent() throws {
-        guard eglMakeCurrent(display, pbuffer, pbuffer, context) == EGL_TRUE else {
-            throw GPUEncodeError(.gpu, "eglMakeCurrent failed: \(GLContext.eglErrorString())")
-        }
-    }
-
-    public func releaseCurrent() {
-        eglMakeCurrent(display, nil, nil, nil)
-    }
-
     static func eglErrorString() -> String {
         "EGL error 0x" + String(eglGetError(), radix: 16)
     }

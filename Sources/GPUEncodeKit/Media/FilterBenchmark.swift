@@ -16,10 +16,7 @@ public enum FilterBenchmark {
         let input = try InputFile(path: path, threads: 0)
         let dec = input.decoder.pointee
         let (working, color) = Transcoder.workingFormat(for: dec.pix_fmt, colorspace: dec.colorspace, range: dec.color_range)
-        let desc = av_pix_fmt_desc_get(working)!.pointee
-        let geometry = RenderGeometry(sourceWidth: Int(dec.width), sourceHeight: Int(dec.height),
-                                      chromaShiftX: Int(desc.log2_chroma_w), chromaShiftY: Int(desc.log2_chroma_h),
-                                      rotation: input.rotation)
+        let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: input.rotation)
         // A handful of distinct frames is enough to defeat caching and small enough to hold in memory.
         var pool: [UnsafeMutablePointer<AVFrame>] = []
         defer { for f in pool { var p: UnsafeMutablePointer<AVFrame>? = f; av_frame_free(&p) } }

@@ -58,8 +58,12 @@ public final class Transcoder {
     private let failure = Locked<GPUEncodeError?>(nil)
     private let toGPU = BoundedQueue<UnsafeMutablePointer<AVFrame>>(capacity: 3)
     private let toEncoder = BoundedQueue<UnsafeMutablePointer<AVFrame>>(capacity: 3)
-    /// Frame durations by pts (encoder time base): x264 drops them, the muxer wants them.
-    private let durations = Locked<[Int64: Int64]>([:])
+    /// Frame durations by pts (encoder time base): x264 drops them, the muxer wants them. Only
+    /// the encoding thread touches it.
+    private var durations: [Int64: Int64] = [:]
+    /// The video's start and length in seconds, for progress.
+    private let mediaStart: Double
+    private let mediaDuration: Double?
     private let framesEncoded = Locked(0)
     /// Seconds each stage spent working (not waiting on a queue), for -v: shows which one bounds the run.
     private let busy = Locked((gpu: 0.0, encode: 0.0))
@@ -87,6 +91,8 @@ public final class Transcoder {
     private init(_ o: TranscodeOptions) throws {
         options = o
         input = try InputFile(path: o.input, threads: o.decoderThreads)
+        mediaStart = input.startSeconds
+        mediaDuration = input.durationSeconds
         output = try OutputFile(path: o.output)
         let bypass = o.preset.filters.isEmpty
         usesGPU = !bypass
@@ -101,12 +107,9 @@ public final class Transcoder {
             : Transcoder.workingFormat(for: format, colorspace: dec.colorspace, range: dec.color_range)
         workingFormat = working
         sourceColor = color
-        let desc = av_pix_fmt_desc_get(working)!.pointee
         // Without a GPU stage nothing turns the picture, so the rotation stays a flag (below).
         let rotation = bypass ? .none : input.rotation
-        geometry = RenderGeometry(sourceWidth: Int(dec.width), sourceHeight: Int(dec.height),
-                                  chromaShiftX: Int(desc.log2_chroma_w), chromaShiftY: Int(desc.log2_chroma_h),
-                                  rotation: rotation)
+        geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: rotation)
         guard geometry.outputWidth >= 2, geometry.outputHeight >= 2 else {
             throw GPUEncodeError(.input, path: o.input, "video is \(dec.width)x\(dec.height), too small to encode")
         }
@@ -357,14 +360,17 @@ public final class Transcoder {
             av_frame_free(&f)
         }
 
+        var warnedRepair = false
+
         func receiveFrames() -> Bool {
             while true {
                 let rc = avcodec_receive_frame(input.decoder, frame)
                 if rc == AVERROR_EAGAIN_VALUE || rc == AVERROR_EOF_VALUE { return true }
                 if rc < 0 { decodeErrors += 1; return true }
                 defer { av_frame_unref(frame) }
-                let (pts, duration) = clock.stamp(frame)
-                if clock.repairedTimestamps == 1 && clock.justRepaired {
+                let (pts, duration, repaired) = clock.stamp(frame)
+                if repaired && !warnedRepair {
+                    warnedRepair = true
                     options.log(.warning, "\(options.input): video timestamps not increasing; repaired by one tick where needed")
                 }
                 guard let work = converter.convert(frame, to: workingFormat, width: geometry.sourceWidth, height: geometry.sourceHeight) else {
@@ -491,17 +497,17 @@ public final class Transcoder {
         // as an order and copy the source's GOP instead of choosing its own B-frames.
         frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
         let pts = frame.pointee.pts
-        durations.withLock { $0[pts] = frame.pointee.pkt_duration }
+        durations[pts] = frame.pointee.pkt_duration
         try check(avcodec_send_frame(encoder, frame), .encode, path: options.output, "encoding failed")
         try drainEncoder()
         let n = framesEncoded.withLock { $0 += 1; return $0 }
-        options.progress?.update(frames: n, position: seconds(pts, encoder.pointee.time_base) - input.startSeconds, total: input.durationSeconds)
+        options.progress?.update(frames: n, position: seconds(pts, encoder.pointee.time_base) - mediaStart, total: mediaDuration)
     }
 
     private func flushEncoder() throws {
         try check(avcodec_send_frame(encoder, nil), .encode, path: options.output, "flushing the encoder failed")
         try drainEncoder()
-        let total = input.durationSeconds
+        let total = mediaDuration
         options.progress?.update(frames: framesEncoded.withLock { $0 }, position: total ?? 0, total: total, final: true)
     }
 
@@ -510,7 +516,7 @@ public final class Transcoder {
             let rc = avcodec_receive_packet(encoder, packet)
             if rc == AVERROR_EAGAIN_VALUE || rc == AVERROR_EOF_VALUE { return }
             try check(rc, .encode, path: options.output, "encoding failed")
-            if let d = durations.withLock({ $0.removeValue(forKey: packet.pointee.pts) }), d > 0 {
+            if let d = durations.removeValue(forKey: packet.pointee.pts), d > 0 {
                 packet.pointee.duration = d
             }
             av_packet_rescale_ts(packet, encoder.pointee.time_base, videoOut.pointee.time_base)
@@ -523,32 +529,25 @@ public final class Transcoder {
 /// Gives every decoded frame a presentation time: its own when it has one, otherwise the
 /// previous one plus a frame; never equal to or before the previous (encoders reject that).
 struct FrameClock {
-    let timeBase: AVRational
     let defaultDuration: Int64
     private var last: Int64?
-    private(set) var repairedTimestamps = 0
-    private(set) var justRepaired = false
 
     init(timeBase: AVRational, rate: AVRational) {
-        self.timeBase = timeBase
-        if rate.num > 0 && rate.den > 0 {
-            defaultDuration = max(1, av_rescale_q(1, AVRational(num: rate.den, den: rate.num), timeBase))
-        } else {
-            defaultDuration = max(1, av_rescale_q(1, AVRational(num: 1, den: 25), timeBase))
-        }
+        let frame = rate.num > 0 && rate.den > 0 ? AVRational(num: rate.den, den: rate.num) : AVRational(num: 1, den: 25)
+        defaultDuration = max(1, av_rescale_q(1, frame, timeBase))
     }
 
-    mutating func stamp(_ frame: UnsafeMutablePointer<AVFrame>) -> (pts: Int64, duration: Int64) {
+    /// `repaired` is true when the frame's own time had to move forward.
+    mutating func stamp(_ frame: UnsafeMutablePointer<AVFrame>) -> (pts: Int64, duration: Int64, repaired: Bool) {
         let duration = frame.pointee.pkt_duration > 0 ? frame.pointee.pkt_duration : defaultDuration
         var pts = frame.pointee.best_effort_timestamp
         if pts == AV_NOPTS { pts = last.map { $0 + defaultDuration } ?? 0 }
-        justRepaired = false
+        var repaired = false
         if let last, pts <= last {
             pts = last + 1
-            repairedTimestamps += 1
-            justRepaired = true
+            repaired = true
         }
         last = pts
-        return (pts, duration)
+        return (pts, duration, repaired)
     }
 }

@@ -11,14 +11,6 @@ public struct Preset: Sendable {
     /// Where it came from: a file path, or `builtin:NAME`; every error names it.
     public let origin: String
 
-    public init(name: String, description: String = "", filters: [FilterInstance], origin: String = "inline") {
-        self.name = name
-        self.description = description
-        self.version = Preset.currentVersion
-        self.filters = filters
-        self.origin = origin
-    }
-
     fileprivate init(name: String, description: String, version: Int, filters: [FilterInstance], origin: String) {
         self.name = name
         self.description = description
