@@ -49,6 +49,8 @@ let package = Package(
         ),
         .plugin(name: "EmbedPresets", capability: .buildTool(), dependencies: ["PresetEmbedder"]),
         .testTarget(name: "GPUEncodeTests", dependencies: ["GPUEncodeKit"], path: "Tests/GPUEncodeTests"),
+        // Each filter on the GPU against a CPU reference written in the tests (Double precision).
+        .testTarget(name: "FilterTests", dependencies: ["GPUEncodeKit"], path: "Tests/FilterTests"),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -10,13 +10,16 @@ struct EmbedPresets: BuildToolPlugin {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: presetsDir.path())) ?? []
         let inputs = names.filter { $0.hasSuffix(".json") && $0 != "schema.json" }.sorted()
             .map { presetsDir.appending(path: $0) }
+        let assetsDir = presetsDir.appending(path: "assets")
+        let assetNames = (try? FileManager.default.contentsOfDirectory(atPath: assetsDir.path())) ?? []
+        let assets = assetNames.filter { !$0.hasPrefix(".") }.sorted().map { assetsDir.appending(path: $0) }
         let output = context.pluginWorkDirectoryURL.appending(path: "BuiltinPresets.swift")
         return [
             .buildCommand(
                 displayName: "Embedding \(inputs.count) presets",
                 executable: try context.tool(named: "PresetEmbedder").url,
-                arguments: [output.path()] + inputs.map { $0.path() },
-                inputFiles: inputs,
+                arguments: [output.path()] + (inputs + assets).map { $0.path() },
+                inputFiles: inputs + assets,
                 outputFiles: [output]
             )
         ]

@@ -7,7 +7,7 @@ public enum BrightnessFilter {
         parameters: [.float("brightness", default: 0, range: -1...1, "added to each colour channel")],
         glsl: """
         uniform float {{p}}brightness;
-        vec4 {{p}}apply(vec4 c) { return vec4(c.rgb + {{p}}brightness, c.a); }
+        vec4 {{p}}apply(vec4 c, vec2 uv) { return vec4(c.rgb + {{p}}brightness, c.a); }
         """
     )
 }
@@ -19,7 +19,7 @@ public enum ContrastFilter {
         parameters: [.float("contrast", default: 1, range: 0...4, "1 is unchanged, below 1 flattens, above 1 strengthens")],
         glsl: """
         uniform float {{p}}contrast;
-        vec4 {{p}}apply(vec4 c) { return vec4((c.rgb - 0.5) * {{p}}contrast + 0.5, c.a); }
+        vec4 {{p}}apply(vec4 c, vec2 uv) { return vec4((c.rgb - 0.5) * {{p}}contrast + 0.5, c.a); }
         """
     )
 }
@@ -31,7 +31,7 @@ public enum SaturationFilter {
         parameters: [.float("saturation", default: 1, range: 0...2, "0 is grey, 1 unchanged, 2 doubly saturated")],
         glsl: """
         uniform float {{p}}saturation;
-        vec4 {{p}}apply(vec4 c) {
+        vec4 {{p}}apply(vec4 c, vec2 uv) {
             vec3 grey = vec3(dot(c.rgb, vec3(0.2125, 0.7154, 0.0721)));
             return vec4(mix(grey, c.rgb, {{p}}saturation), c.a);
         }

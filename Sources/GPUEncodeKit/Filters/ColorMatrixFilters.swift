@@ -15,7 +15,7 @@ public enum ColorMatrixFilter {
         glsl: """
         uniform mat4 {{p}}matrix;
         uniform float {{p}}intensity;
-        vec4 {{p}}apply(vec4 c) { return mix(c, {{p}}matrix * c, {{p}}intensity); }
+        vec4 {{p}}apply(vec4 c, vec2 uv) { return mix(c, {{p}}matrix * c, {{p}}intensity); }
         """
     )
 }
@@ -36,7 +36,7 @@ public enum SepiaFilter {
         glsl: """
         const mat4 {{p}}m = mat4(\(glslColumns(matrix)));
         uniform float {{p}}intensity;
-        vec4 {{p}}apply(vec4 c) { return mix(c, {{p}}m * c, {{p}}intensity); }
+        vec4 {{p}}apply(vec4 c, vec2 uv) { return mix(c, {{p}}m * c, {{p}}intensity); }
         """
     )
 }
@@ -46,7 +46,7 @@ public enum GrayscaleFilter {
         name: "grayscale",
         summary: "Replaces colour by luminance (Rec. 709 weights 0.2125, 0.7154, 0.0721, as GPUImage).",
         glsl: """
-        vec4 {{p}}apply(vec4 c) { return vec4(vec3(dot(c.rgb, vec3(0.2125, 0.7154, 0.0721))), c.a); }
+        vec4 {{p}}apply(vec4 c, vec2 uv) { return vec4(vec3(dot(c.rgb, vec3(0.2125, 0.7154, 0.0721))), c.a); }
         """
     )
 }

@@ -1,43 +1,226 @@
-/// A filter is a GLSL function over one RGBA colour plus typed parameters; the chain fuses
-/// consecutive filters into one fragment shader (Movit's approach) so a preset costs one pass.
+/// A filter is GLSL plus typed parameters. Point filters are a function of one colour (and its
+/// position), so the chain fuses consecutive ones into one fragment shader (Movit's approach) and a
+/// run of them costs one pass. Sampling filters read their input at other positions and get passes of
+/// their own; blends take a second input.
 public struct FilterDeclaration: Sendable {
     public let name: String
     public let summary: String
+    public let category: FilterCategory
     public let parameters: [ParameterDeclaration]
-    /// GLSL declaring `vec4 {{p}}apply(vec4 c)` and its `uniform`s, each named `{{p}}<parameter>`.
-    /// `{{p}}` becomes a prefix unique to the filter's position in the chain.
-    public let glsl: String
+    public let kind: FilterKind
+    /// Textures the GLSL samples (`uniform sampler2D {{p}}NAME` / `sampler3D`), built once per run
+    /// from the parameter values (a tone curve, a LUT file, an overlay image).
+    public let resources: (@Sendable (FilterInstance, ResourceContext) throws -> [String: FilterResource])?
+    /// The size of the filter's output for an input of `w` x `h` (geometry filters); nil keeps it.
+    public let outputSize: (@Sendable (_ w: Int, _ h: Int, FilterInstance) -> (Int, Int))?
+    /// Checks across parameters (min below max, ...); returns a message naming the problem.
+    public let check: (@Sendable (FilterInstance) -> String?)?
+    /// Uniform float arrays computed from the parameters and the input size in pixels (blur
+    /// weights and offsets), declared in the GLSL as `uniform float {{p}}NAME[N]`.
+    public let arrays: (@Sendable (FilterInstance, _ inputWidth: Int, _ inputHeight: Int) -> [String: [Float]])?
 
-    public init(name: String, summary: String, parameters: [ParameterDeclaration] = [], glsl: String) {
+    public init(name: String, summary: String, category: FilterCategory, parameters: [ParameterDeclaration] = [],
+                kind: FilterKind,
+                resources: (@Sendable (FilterInstance, ResourceContext) throws -> [String: FilterResource])? = nil,
+                outputSize: (@Sendable (_ w: Int, _ h: Int, FilterInstance) -> (Int, Int))? = nil,
+                check: (@Sendable (FilterInstance) -> String?)? = nil,
+                arrays: (@Sendable (FilterInstance, _ inputWidth: Int, _ inputHeight: Int) -> [String: [Float]])? = nil) {
         self.name = name
         self.summary = summary
+        self.category = category
         self.parameters = parameters
-        self.glsl = glsl
+        self.kind = kind
+        self.resources = resources
+        self.outputSize = outputSize
+        self.check = check
+        self.arrays = arrays
+    }
+
+    /// A point filter: `glsl` declares `vec4 {{p}}apply(vec4 c, vec2 uv)` and its uniforms.
+    public init(name: String, summary: String, category: FilterCategory = .color, parameters: [ParameterDeclaration] = [],
+                glsl: String,
+                resources: (@Sendable (FilterInstance, ResourceContext) throws -> [String: FilterResource])? = nil,
+                check: (@Sendable (FilterInstance) -> String?)? = nil) {
+        self.init(name: name, summary: summary, category: category, parameters: parameters, kind: .point(glsl: glsl),
+                  resources: resources, check: check)
     }
 
     public func parameter(named name: String) -> ParameterDeclaration? {
         parameters.first { $0.name == name }
     }
+
+    public var isPoint: Bool { if case .point = kind { return true } else { return false } }
+}
+
+public enum FilterCategory: String, Sendable, CaseIterable {
+    case color = "Colour"
+    case lookup = "Lookup tables"
+    case geometry = "Geometry"
+    case blur = "Blur and sharpen"
+    case stylize = "Edges and stylising"
+    case generator = "Generators"
+    case blend = "Blends"
+    case custom = "Custom"
+    case analysis = "Analysis"
+}
+
+/// How a filter's GLSL is put together. In every snippet `{{p}}` becomes a prefix unique to the
+/// filter's place in the chain (uniforms are named `{{p}}<parameter>`), and these are in scope:
+/// `uniform vec2 outSize` (the pass's output in pixels), `uniform float time` (seconds),
+/// `uniform float frameIndex`. Texture coordinates `uv` run from (0, 0) at the top-left pixel's
+/// corner to (1, 1) at the bottom-right, as GPUImage's `textureCoordinate`.
+public enum FilterKind: Sendable {
+    /// `vec4 {{p}}apply(vec4 c, vec2 uv)`: the colour at uv, from the colour c there. Fused.
+    case point(glsl: String)
+    /// One pass per entry of `passes`, each defining `vec4 {{p}}run(vec2 uv)`. A pass reads
+    /// `{{p}}input` (the previous pass's output; the filter's input in the first pass) and
+    /// `{{p}}source` (always the filter's input), both linear-filtered and clamped at the edges, with
+    /// `{{p}}inputSize` and `{{p}}sourceSize` in pixels. `glsl` (uniforms, helpers) is in every pass.
+    /// Intermediate results are 8-bit RGBA, as in GPUImage.
+    case sampling(glsl: String, passes: [String])
+    /// `vec4 {{p}}blend(vec4 base, vec4 overlay)`: combines the chain so far with the filter's
+    /// second input (its `with` member: a colour, a generator or an image). Fused: the second input is
+    /// evaluated at the same position.
+    case blend(glsl: String)
+}
+
+/// A texture a filter samples, made once per run.
+public enum FilterResource: Sendable {
+    /// RGBA, row 0 at the top, `bytes` 8-bit or `floats` (then stored as RGBA16F/32F).
+    case image2D(width: Int, height: Int, data: TexelData, linear: Bool)
+    /// A 3-D RGBA table, red fastest (the .cube order).
+    case table3D(size: Int, data: [Float])
+}
+
+public enum TexelData: Sendable {
+    case bytes([UInt8])
+    case floats([Float])
+}
+
+/// A problem with a filter's parameters or the files it reads, in words for the preset author.
+public struct FilterError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// What resource builders may use: where the preset lives, so file references resolve beside it.
+public struct ResourceContext: Sendable {
+    /// The directory of the preset file, or nil for built-ins and tests (paths then resolve from the
+    /// working directory, and built-ins also find the files embedded from presets/assets).
+    public var baseDirectory: String?
+    public var builtin: Bool
+
+    public init(baseDirectory: String?, builtin: Bool = false) {
+        self.baseDirectory = baseDirectory
+        self.builtin = builtin
+    }
+
+    public func resolve(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let base = baseDirectory else { return path }
+        return base + "/" + path
+    }
+
+    /// The bytes of a file a parameter names.
+    public func readFile(_ path: String) throws -> [UInt8] {
+        if builtin, let embedded = BuiltinPresetSources.file(path) { return embedded }
+        do { return try readBinaryFile(resolve(path)) } catch let e as FileReadError {
+            throw FilterError("cannot read \(resolve(path)): \(e.reason)")
+        }
+    }
 }
 
 public enum ParameterType: Sendable, Equatable {
     case float(range: ClosedRange<Double>)
+    case int(range: ClosedRange<Int>)
+    case bool
+    /// vec2, vec3 or vec4 with every component in range.
+    case vector(count: Int, range: ClosedRange<Double>)
+    /// RGBA in 0...1: `"#rrggbb"`, `"#rrggbbaa"`, `"rgb(r,g,b)"`, `"rgba(r,g,b,a)"` (0-255 and alpha 0-1) or `[r, g, b(, a)]` (0-1).
+    case color
     /// 4x4 matrix given as 4 rows of 4 numbers; row i is output channel i (R, G, B, A) over inputs R, G, B, A.
     case matrix4
+    /// One of a fixed list of words; the uniform is its index (int).
+    case choice([String])
+    /// A file, relative to the preset file. An empty string means none.
+    case file(extensions: [String])
+    /// Control points `[[x, y], ...]` with x and y in 0...1 and x increasing.
+    case points
+    /// Free text (shader source).
+    case text
+
+    public var typeName: String {
+        switch self {
+        case .float: return "number"
+        case .int: return "integer"
+        case .bool: return "boolean"
+        case .vector(let n, _): return "vec\(n)"
+        case .color: return "colour"
+        case .matrix4: return "4x4 matrix"
+        case .choice: return "choice"
+        case .file: return "file"
+        case .points: return "points"
+        case .text: return "text"
+        }
+    }
+
+    public var rangeDescription: String {
+        switch self {
+        case .float(let r): return "\(formatNumber(r.lowerBound))...\(formatNumber(r.upperBound))"
+        case .int(let r): return "\(r.lowerBound)...\(r.upperBound)"
+        case .vector(_, let r): return "each \(formatNumber(r.lowerBound))...\(formatNumber(r.upperBound))"
+        case .choice(let words): return words.joined(separator: " | ")
+        case .file(let ext): return ext.map { "." + $0 }.joined(separator: ", ")
+        case .color: return "RGBA 0...1"
+        case .points: return "[x, y] pairs in 0...1"
+        case .bool, .matrix4, .text: return ""
+        }
+    }
 }
 
 public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
     case float(Double)
+    case int(Int)
+    case bool(Bool)
+    /// vectors and colours (RGBA, 0...1)
+    case vector([Double])
     case matrix4([Double])
+    /// choices, files and text
+    case string(String)
+    case points([[Double]])
 
     public var description: String {
         switch self {
         case .float(let v): return formatNumber(v)
+        case .int(let v): return String(v)
+        case .bool(let b): return b ? "true" : "false"
+        case .vector(let v): return "[" + v.map(formatNumber).joined(separator: ", ") + "]"
         case .matrix4(let m):
             let rows = (0..<4).map { r in "[" + m[(r * 4)..<(r * 4 + 4)].map(formatNumber).joined(separator: ", ") + "]" }
             return "[" + rows.joined(separator: ", ") + "]"
+        case .string(let s): return "\"\(s)\""
+        case .points(let p): return "[" + p.map { "[" + $0.map(formatNumber).joined(separator: ", ") + "]" }.joined(separator: ", ") + "]"
         }
     }
+
+    public var double: Double {
+        switch self {
+        case .float(let v): return v
+        case .int(let v): return Double(v)
+        case .bool(let b): return b ? 1 : 0
+        default: return 0
+        }
+    }
+
+    public var doubles: [Double] {
+        switch self {
+        case .vector(let v), .matrix4(let v): return v
+        case .float, .int, .bool: return [double]
+        default: return []
+        }
+    }
+
+    public var string: String { if case .string(let s) = self { return s } else { return "" } }
 }
 
 func formatNumber(_ v: Double) -> String {
@@ -61,34 +244,92 @@ public struct ParameterDeclaration: Sendable {
     public static func float(_ name: String, default value: Double, range: ClosedRange<Double>, _ summary: String) -> ParameterDeclaration {
         ParameterDeclaration(name, .float(range: range), default: .float(value), summary)
     }
+
+    public static func int(_ name: String, default value: Int, range: ClosedRange<Int>, _ summary: String) -> ParameterDeclaration {
+        ParameterDeclaration(name, .int(range: range), default: .int(value), summary)
+    }
+
+    public static func bool(_ name: String, default value: Bool, _ summary: String) -> ParameterDeclaration {
+        ParameterDeclaration(name, .bool, default: .bool(value), summary)
+    }
+
+    public static func vec2(_ name: String, default value: [Double], range: ClosedRange<Double>, _ summary: String) -> ParameterDeclaration {
+        ParameterDeclaration(name, .vector(count: 2, range: range), default: .vector(value), summary)
+    }
+
+    public static func vec3(_ name: String, default value: [Double], range: ClosedRange<Double>, _ summary: String) -> ParameterDeclaration {
+        ParameterDeclaration(name, .vector(count: 3, range: range), default: .vector(value), summary)
+    }
+
+    public static func color(_ name: String, default value: [Double], _ summary: String) -> ParameterDeclaration {
+        ParameterDeclaration(name, .color, default: .vector(value.count == 3 ? value + [1] : value), summary)
+    }
+
+    public static func choice(_ name: String, _ words: [String], default value: String, _ summary: String) -> ParameterDeclaration {
+        ParameterDeclaration(name, .choice(words), default: .string(value), summary)
+    }
+
+    public static func file(_ name: String, extensions: [String], _ summary: String) -> ParameterDeclaration {
+        ParameterDeclaration(name, .file(extensions: extensions), default: .string(""), summary)
+    }
 }
 
-/// A filter with its parameter values resolved (defaults filled in).
+/// A filter with its parameter values resolved (defaults filled in) and, for a blend, its second input.
 public struct FilterInstance: Sendable {
     public let declaration: FilterDeclaration
     public let values: [String: ParameterValue]
+    /// A blend's second input: a generator or image filter, evaluated at the same position.
+    public let overlay: [FilterInstance]
+    /// Where file parameters resolve.
+    public let context: ResourceContext
+    /// Its textures, once `prepared()` has built them (loading and checking any files it names).
+    public private(set) var resources: [String: FilterResource]? = nil
 
-    public init(_ declaration: FilterDeclaration, values: [String: ParameterValue] = [:]) {
+    public init(_ declaration: FilterDeclaration, values: [String: ParameterValue] = [:], overlay: FilterInstance? = nil,
+                context: ResourceContext = ResourceContext(baseDirectory: nil)) {
         self.declaration = declaration
         var resolved: [String: ParameterValue] = [:]
         for p in declaration.parameters { resolved[p.name] = values[p.name] ?? p.defaultValue }
         self.values = resolved
+        self.overlay = overlay.map { [$0] } ?? []
+        self.context = context
+    }
+
+    /// Builds the textures now, so a bad LUT or image is reported when the preset loads rather
+    /// than when the GPU starts. Errors are `FilterError`s with a message to show after the file name.
+    public func prepared() throws -> FilterInstance {
+        var copy = self
+        if resources == nil, let build = declaration.resources { copy.resources = try build(self, context) }
+        return copy
+    }
+
+    public subscript(_ name: String) -> ParameterValue { values[name] ?? .float(0) }
+    public func double(_ name: String) -> Double { self[name].double }
+    public func doubles(_ name: String) -> [Double] { self[name].doubles }
+    public func string(_ name: String) -> String { self[name].string }
+
+    /// The name of the filter by itself; `filter(with: overlay)` for a blend.
+    public func with(_ overlay: FilterInstance) -> FilterInstance {
+        FilterInstance(declaration, values: values, overlay: overlay, context: context)
     }
 }
 
-/// Every built-in filter, by preset name.
+/// Every built-in filter, by preset name. Each family file contributes its list.
 public enum FilterRegistry {
-    public static let all: [FilterDeclaration] = [
-        IdentityFilter.declaration,
-        SepiaFilter.declaration,
-        GrayscaleFilter.declaration,
-        ColorMatrixFilter.declaration,
-        BrightnessFilter.declaration,
-        ContrastFilter.declaration,
-        SaturationFilter.declaration,
-    ]
+    public static let all: [FilterDeclaration] = {
+        var list: [FilterDeclaration] = [IdentityFilter.declaration]
+        list += ColorFilters.all
+        list += LookupFilters.all
+        list += GeometryFilters.all
+        list += BlurFilters.all
+        list += StylizeFilters.all
+        list += GeneratorFilters.all
+        list += BlendFilters.all
+        list += CustomFilters.all
+        return list
+    }()
 
-    public static func named(_ name: String) -> FilterDeclaration? {
-        all.first { $0.name == name }
-    }
+    private static let byName: [String: FilterDeclaration] = Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+
+    public static func named(_ name: String) -> FilterDeclaration? { byName[name] }
 }

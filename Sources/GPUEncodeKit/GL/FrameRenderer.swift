@@ -26,26 +26,35 @@ public struct RenderGeometry: Sendable {
     public var chromaShiftX: Int
     public var chromaShiftY: Int
     public var rotation: Rotation
-    /// Upright and even; odd sizes lose their last column or row.
+    /// The source turned upright and made even (odd sizes lose their last column or row): what the
+    /// filter chain starts from.
+    public var uprightWidth: Int
+    public var uprightHeight: Int
+    /// What the filter chain makes of it (geometry filters change it), made even for 4:2:0.
     public var outputWidth: Int
     public var outputHeight: Int
 
-    public init(sourceWidth: Int, sourceHeight: Int, chromaShiftX: Int, chromaShiftY: Int, rotation: Rotation) {
+    public init(sourceWidth: Int, sourceHeight: Int, chromaShiftX: Int, chromaShiftY: Int, rotation: Rotation,
+                filters: [FilterInstance] = []) {
         self.sourceWidth = sourceWidth
         self.sourceHeight = sourceHeight
         self.chromaShiftX = chromaShiftX
         self.chromaShiftY = chromaShiftY
         self.rotation = rotation
         let (w, h) = rotation.swapsDimensions ? (sourceHeight, sourceWidth) : (sourceWidth, sourceHeight)
-        outputWidth = w & ~1
-        outputHeight = h & ~1
+        uprightWidth = w & ~1
+        uprightHeight = h & ~1
+        let (cw, ch) = ChainRenderer.outputSize(of: filters, width: uprightWidth, height: uprightHeight)
+        outputWidth = max(2, cw & ~1)
+        outputHeight = max(2, ch & ~1)
     }
 
     /// The geometry for frames of `format` (a planar 8-bit Y'CbCr format) at this size.
-    public init(width: Int32, height: Int32, format: AVPixelFormat, rotation: Rotation) {
+    public init(width: Int32, height: Int32, format: AVPixelFormat, rotation: Rotation, filters: [FilterInstance] = []) {
         let desc = av_pix_fmt_desc_get(format)!.pointee
         self.init(sourceWidth: Int(width), sourceHeight: Int(height),
-                  chromaShiftX: Int(desc.log2_chroma_w), chromaShiftY: Int(desc.log2_chroma_h), rotation: rotation)
+                  chromaShiftX: Int(desc.log2_chroma_w), chromaShiftY: Int(desc.log2_chroma_h), rotation: rotation,
+                  filters: filters)
     }
 
     var chromaWidth: Int { (sourceWidth + (1 << chromaShiftX) - 1) >> chromaShiftX }
@@ -65,13 +74,13 @@ public struct Plane {
 
 /// How a frame goes through the GPU.
 public enum RenderPath: String, Sendable, CaseIterable {
-    /// Two passes straight from the source planes: a luma pass that shades four output pixels per
-    /// fragment into an RGBA8 target a quarter as wide, and a half-size chroma pass. No full-size
-    /// RGBA intermediate. Chroma is computed from Y'CbCr interpolated at the 2x2 block before the
-    /// filters run, which matches `viaRGBA` except at a clip boundary inside a block.
+    /// Chains of point filters: straight from the source planes to the output planes with the
+    /// filters fused, no full-size RGBA intermediate (one pass for upright 4:2:0, a luma pass
+    /// shading four pixels per fragment and a half-size chroma pass otherwise). Chains with
+    /// sampling filters (blurs, geometry) go through RGBA textures as `viaRGBA` does.
     case direct
     /// The straightforward path: source → full-size RGBA with the filter chain → Y pass → CbCr pass.
-    /// Filters that sample their neighbourhood need it; it is also the reference for `direct`.
+    /// The reference for `direct`.
     case viaRGBA
     /// GPUImage's way, for tests: one pass per filter through 8-bit RGBA textures, the reference
     /// that fusing filters into one shader must match.
@@ -85,12 +94,14 @@ public final class FrameRenderer {
     public var writesNV12: Bool { packed }
     private let planes: [Texture]
     private let packed: Bool
-    private var targets: [RenderTarget] = []
-    private var programs: [ShaderProgram] = []
-    /// The filters whose uniforms each program holds (its `f0_`, `f1_`... prefixes), parallel to `programs`.
-    private var programFilters: [[FilterInstance]] = []
+    /// The fused single program (or luma + chroma programs) when the chain needs no intermediate.
+    private var fast: [(program: ShaderProgram, target: RenderTarget, bindings: FilterBindings)] = []
+    /// Otherwise: the chain through RGBA textures, then its conversion to Y and CbCr.
+    private var chain: ChainRenderer?
+    private var conversion: [(program: ShaderProgram, target: RenderTarget)] = []
     private var vao: GLuint = 0
     private var scratch: [UInt8] = []
+    private var frameIndex = 0
 
     /// Pixel buffer objects for the single-pass path's transfers (set on hardware GPUs).
     private let transfers: TransferBuffers?
@@ -101,10 +112,11 @@ public final class FrameRenderer {
         self.path = path
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
+        let direct = path == .direct && !ChainRenderer.needsSampling(filters)
         // Upright 4:2:0 (most video) takes the packed path: planes as RGBA8 textures a quarter as
         // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
         // more than the arithmetic around it.
-        packed = FrameRenderer.writesNV12(g, path: path)
+        packed = direct && FrameRenderer.isUpright420(g)
         transfers = packed && pixelBuffers ? TransferBuffers(count: 6) : nil
         if packed {
             planes = [
@@ -120,62 +132,17 @@ public final class FrameRenderer {
                 Texture(width: g.chromaWidth, height: g.chromaHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
             ]
         }
-        let prelude = FrameRenderer.prelude(filters)
-        let (w, h) = (g.outputWidth, g.outputHeight)
-        switch path {
-        case .direct where packed:
-            targets = [
-                try RenderTarget(width: (w + 3) / 4, height: h / 2,
-                                 formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)]),
-            ]
-            programs = [try ShaderProgram(fragment: prelude + FrameRenderer.packedBlockMain, label: "Y'CbCr (filters fused)")]
-        case .direct:
-            targets = [
-                try RenderTarget(width: (w + 3) / 4, height: h, formats: [GLenum(GL_RGBA8)]),
-                try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)]),
-            ]
-            programs = [
-                try ShaderProgram(fragment: prelude + FrameRenderer.directLumaMain, label: "luma (filters fused)"),
-                try ShaderProgram(fragment: prelude + FrameRenderer.directChromaMain, label: "chroma (filters fused)"),
-            ]
-        case .viaRGBA:
-            targets = [
-                try RenderTarget(width: w, height: h, formats: [GLenum(GL_RGBA8)], filter: GL_LINEAR),
-                try RenderTarget(width: w, height: h, formats: [GLenum(GL_R8)]),
-                try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)]),
-            ]
-            programs = [
-                try ShaderProgram(fragment: prelude + FrameRenderer.rgbaMain, label: "filter chain"),
-                try ShaderProgram(fragment: FrameRenderer.lumaFromRGBA, label: "RGB to Y"),
-                try ShaderProgram(fragment: FrameRenderer.chromaFromRGBA, label: "RGB to CbCr"),
-            ]
-        case .unfused:
-            targets = [
-                try RenderTarget(width: w, height: h, formats: [GLenum(GL_RGBA8)], filter: GL_LINEAR),
-                try RenderTarget(width: w, height: h, formats: [GLenum(GL_RGBA8)], filter: GL_LINEAR),
-                try RenderTarget(width: w, height: h, formats: [GLenum(GL_R8)]),
-                try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)]),
-            ]
-            programFilters = [Array(filters.prefix(1))] + filters.dropFirst().map { [$0] } + [[], []]
-            programs = [try ShaderProgram(fragment: FrameRenderer.prelude(Array(filters.prefix(1))) + FrameRenderer.rgbaMain, label: "filter 0")]
-            for (i, f) in filters.enumerated().dropFirst() {
-                programs.append(try ShaderProgram(fragment: FrameRenderer.singleFilterShader(f), label: "filter \(i)"))
-            }
-            programs += [
-                try ShaderProgram(fragment: FrameRenderer.lumaFromRGBA, label: "RGB to Y"),
-                try ShaderProgram(fragment: FrameRenderer.chromaFromRGBA, label: "RGB to CbCr"),
-            ]
-        }
-        if programFilters.isEmpty { programFilters = programs.map { _ in filters } }
         glGenVertexArrays(1, &vao)
         glBindVertexArray(vao)
 
-        // Uniforms never change during a run: set them once. A uniform a program does not use has
-        // location -1, which GL ignores.
         let toRGB = source.toRGB()
         let fromRGB = YUVColorSpace(matrix: .bt709, fullRange: false).fromRGB()
         let map = g.rotation.sourceMapping(srcWidth: Float(g.sourceWidth), srcHeight: Float(g.sourceHeight))
-        for (program, programFilters) in zip(programs, programFilters) {
+        let (w, h) = (g.outputWidth, g.outputHeight)
+        // Uniforms never change during a run: set them once. A uniform a program does not use has
+        // location -1, which GL ignores.
+        let planeTextures = planes
+        func setUp(_ program: ShaderProgram) {
             program.use()
             program.set("texY", int: 0)
             program.set("texU", int: 1)
@@ -193,18 +160,52 @@ public final class FrameRenderer {
             // when subsampled, centred vertically.
             program.set("chromaBias", g.chromaShiftX > 0 ? 0.25 : 0, 0)
             program.set("chromaSize", Float(g.chromaWidth), Float(g.chromaHeight))
-            program.set("texelSize", 1 / Float(w), 1 / Float(h))
+            program.set("outSize", Float(w), Float(h))
             glUniform2i(program.location("lumaMax"), GLint(g.sourceWidth - 1), GLint(g.sourceHeight - 1))
             glUniform2i(program.location("chromaMax"), GLint(g.chromaWidth - 1), GLint(g.chromaHeight - 1))
-            glUniform2i(program.location("texelMax"), GLint(planes[0].width - 1), GLint(planes[1].width - 1))
-            for (i, f) in programFilters.enumerated() {
-                for p in f.declaration.parameters {
-                    let name = "f\(i)_\(p.name)"
-                    switch f.values[p.name] ?? p.defaultValue {
-                    case .float(let v): program.set(name, Float(v))
-                    case .matrix4(let m): program.setMatrix(name, rows: m.map(Float.init))
-                    }
-                }
+            glUniform2i(program.location("texelMax"), GLint(planeTextures[0].width - 1), GLint(planeTextures[1].width - 1))
+        }
+
+        if direct {
+            let owners = filters.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
+            let prelude = FrameRenderer.prelude(filters)
+            var resources: [String: [String: ResourceTexture]] = [:]
+            var made: [(ShaderProgram, RenderTarget)] = []
+            if packed {
+                made = [(try ShaderProgram(fragment: prelude + FrameRenderer.packedBlockMain, label: "Y'CbCr (filters fused)"),
+                         try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)]))]
+            } else {
+                made = [
+                    (try ShaderProgram(fragment: prelude + FrameRenderer.directLumaMain, label: "luma (filters fused)"),
+                     try RenderTarget(width: (w + 3) / 4, height: h, formats: [GLenum(GL_RGBA8)])),
+                    (try ShaderProgram(fragment: prelude + FrameRenderer.directChromaMain, label: "chroma (filters fused)"),
+                     try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)])),
+                ]
+            }
+            for (program, target) in made {
+                setUp(program)
+                fast.append((program, target, try FilterBindings(program: program, owners: owners, resources: &resources,
+                                                                 inputSize: (g.uprightWidth, g.uprightHeight))))
+            }
+        } else {
+            let chainSource = ChainSource(glsl: FrameRenderer.sourceUniforms + """
+            vec4 sourcePixel(vec2 p) {
+                vec3 yuv = sourceAt(srcFromOut * p + srcOffset);
+                return vec4(clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0), 1.0);
+            }
+
+            """, width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
+            let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused)
+            self.chain = chain
+            conversion = [
+                (try ShaderProgram(fragment: FrameRenderer.lumaFromRGBA, label: "RGB to Y"),
+                 try RenderTarget(width: w, height: h, formats: [GLenum(GL_R8)])),
+                (try ShaderProgram(fragment: FrameRenderer.chromaFromRGBA, label: "RGB to CbCr"),
+                 try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)])),
+            ]
+            for (program, _) in conversion {
+                setUp(program)
+                program.set("texelSize", 1 / Float(chain.outputWidth), 1 / Float(chain.outputHeight))
             }
         }
         try FrameRenderer.checkError("setting up the renderer")
@@ -214,15 +215,20 @@ public final class FrameRenderer {
         glDeleteVertexArrays(1, &vao)
     }
 
-    /// Whether this renderer writes NV12 (Y + interleaved CbCr) rather than three planes: the
-    /// single-pass path for upright 4:2:0, where a 4x2 block's chroma is one RGBA8 texel.
-    public static func writesNV12(_ g: RenderGeometry, path: RenderPath) -> Bool {
-        path == .direct && g.rotation == .none && g.chromaShiftX == 1 && g.chromaShiftY == 1
+    static func isUpright420(_ g: RenderGeometry) -> Bool {
+        g.rotation == .none && g.chromaShiftX == 1 && g.chromaShiftY == 1
     }
 
-    /// Renders one frame: `source` holds the Y, Cb, Cr planes; `output` receives Y, Cb, Cr, or Y
-    /// and CbCr when `writesNV12`.
-    public func render(source: [Plane], output: [Plane]) throws {
+    /// Whether a renderer for this chain writes NV12 (Y + interleaved CbCr) rather than three
+    /// planes: the single-pass path for upright 4:2:0 point-filter chains, where a 4x2 block's
+    /// chroma is one RGBA8 texel.
+    public static func writesNV12(_ g: RenderGeometry, path: RenderPath, filters: [FilterInstance]) -> Bool {
+        path == .direct && isUpright420(g) && !ChainRenderer.needsSampling(filters)
+    }
+
+    /// Renders one frame at `time` seconds: `source` holds the Y, Cb, Cr planes; `output` receives
+    /// Y, Cb, Cr, or Y and CbCr when `writesNV12`.
+    public func render(source: [Plane], output: [Plane], time: Double = 0) throws {
         precondition(source.count == 3 && output.count == (packed ? 2 : 3))
         for (i, t) in planes.enumerated() {
             glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
@@ -232,66 +238,47 @@ public final class FrameRenderer {
                 t.upload(source[i].data, stride: source[i].stride)
             }
         }
-        switch path {
-        case .direct:
-            for (target, program) in zip(targets, programs) {
+        defer { frameIndex += 1 }
+        if let chain {
+            let result = chain.render(time: time, frameIndex: frameIndex)
+            glActiveTexture(GLenum(GL_TEXTURE0))
+            glBindTexture(GLenum(GL_TEXTURE_2D), result.textures[0].id)
+            for (program, target) in conversion {
                 target.bind()
                 program.use()
                 glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
             }
-            if let transfers {
-                let y = output[0]
-                for a in 0..<3 { transfers.startRead(3 + a, target: targets[0], attachment: a) }
-                transfers.finishRead(3, target: targets[0], into: y.data, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
-                transfers.finishRead(4, target: targets[0], into: y.data + y.stride, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
-                transfers.finishRead(5, target: targets[0], into: output[1].data, stride: output[1].stride, rowBytes: geometry.outputWidth)
-            } else if packed {
-                // Even and odd rows come from two targets: each fills every other row of the plane.
-                let y = output[0]
-                targets[0].readPacked(0, into: y.data, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
-                targets[0].readPacked(1, into: y.data + y.stride, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
-                targets[0].readPacked(2, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth, scratch: &scratch)
-            } else {
-                targets[0].readPacked(0, into: output[0].data, stride: output[0].stride, width: geometry.outputWidth, scratch: &scratch)
-                targets[1].readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
-                targets[1].readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
-            }
-        case .viaRGBA:
-            targets[0].bind()
-            programs[0].use()
+            conversion[0].target.readPlane(0, into: output[0].data, stride: output[0].stride, scratch: &scratch)
+            conversion[1].target.readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
+            conversion[1].target.readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
+            try FrameRenderer.checkError("rendering a frame")
+            return
+        }
+        for (program, target, bindings) in fast {
+            target.bind()
+            program.use()
+            program.set("time", Float(time))
+            program.set("frameIndex", Float(frameIndex))
+            bindings.bind()
             glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
-            glActiveTexture(GLenum(GL_TEXTURE0))
-            glBindTexture(GLenum(GL_TEXTURE_2D), targets[0].textures[0].id)
-            for i in 1...2 {
-                targets[i].bind()
-                programs[i].use()
-                glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
-            }
-            targets[1].readPlane(0, into: output[0].data, stride: output[0].stride, scratch: &scratch)
-            targets[2].readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
-            targets[2].readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
-        case .unfused:
-            var current = 0
-            targets[0].bind()
-            programs[0].use()
-            glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
-            glActiveTexture(GLenum(GL_TEXTURE0))
-            for program in programs.dropFirst().dropLast(2) {
-                glBindTexture(GLenum(GL_TEXTURE_2D), targets[current].textures[0].id)
-                current = 1 - current
-                targets[current].bind()
-                program.use()
-                glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
-            }
-            glBindTexture(GLenum(GL_TEXTURE_2D), targets[current].textures[0].id)
-            for (target, program) in zip(targets.suffix(2), programs.suffix(2)) {
-                target.bind()
-                program.use()
-                glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
-            }
-            targets[2].readPlane(0, into: output[0].data, stride: output[0].stride, scratch: &scratch)
-            targets[3].readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
-            targets[3].readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
+        }
+        let target = fast[0].target
+        if let transfers {
+            let y = output[0]
+            for a in 0..<3 { transfers.startRead(3 + a, target: target, attachment: a) }
+            transfers.finishRead(3, target: target, into: y.data, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
+            transfers.finishRead(4, target: target, into: y.data + y.stride, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
+            transfers.finishRead(5, target: target, into: output[1].data, stride: output[1].stride, rowBytes: geometry.outputWidth)
+        } else if packed {
+            // Even and odd rows come from two targets: each fills every other row of the plane.
+            let y = output[0]
+            target.readPacked(0, into: y.data, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
+            target.readPacked(1, into: y.data + y.stride, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
+            target.readPacked(2, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth, scratch: &scratch)
+        } else {
+            target.readPacked(0, into: output[0].data, stride: output[0].stride, width: geometry.outputWidth, scratch: &scratch)
+            fast[1].target.readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
+            fast[1].target.readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
         }
         try FrameRenderer.checkError("rendering a frame")
     }
@@ -301,78 +288,51 @@ public final class FrameRenderer {
         guard e == GL_NO_ERROR else { throw GPUEncodeError(.gpu, "OpenGL error 0x\(String(e, radix: 16)) while \(what)") }
     }
 
-    /// Source sampling, colour conversion and the fused filter chain, shared by every pass that
-    /// reads the source. Each filter's result is clamped and rounded to 8 bits as if it had been
-    /// written to an 8-bit texture, so fusing gives the picture of one pass per filter (GPUImage's
-    /// look) rather than a more precise but different one.
+    /// The source planes and how to sample them; shared by the fused passes and the chain's first pass.
+    static let sourceUniforms = """
+    uniform highp sampler2D texY;
+    uniform highp sampler2D texU;
+    uniform highp sampler2D texV;
+    uniform mat3 yuvToRgb;
+    uniform vec3 yuvOffset;
+    uniform mat3 rgbToYuv;
+    uniform vec3 outOffset;
+    uniform mat2 srcFromOut;
+    uniform vec2 srcOffset;
+    uniform vec2 lumaSize;
+    uniform vec2 chromaScale;
+    uniform vec2 chromaBias;
+    uniform vec2 chromaSize;
+    uniform ivec2 lumaMax;
+    uniform ivec2 chromaMax;
+    uniform ivec2 texelMax;
+    vec2 chromaCoord(vec2 s) { return (s * chromaScale + chromaBias) / chromaSize; }
+    // s: a source pixel centre (pixel units).
+    vec3 sourceAt(vec2 s) {
+        vec2 cc = chromaCoord(s);
+        return vec3(texelFetch(texY, ivec2(s), 0).r, texture(texU, cc).r, texture(texV, cc).r);
+    }
+    // s: a source pixel corner; luma is the average of the four pixels around it.
+    vec3 sourceBetween(vec2 s) {
+        vec2 cc = chromaCoord(s);
+        return vec3(texture(texY, s / lumaSize).r, texture(texU, cc).r, texture(texV, cc).r);
+    }
+
+    """
+
+    /// Source sampling, colour conversion and the fused point-filter chain (`filtered`), for the
+    /// passes that go straight from source planes to output planes.
     static func prelude(_ filters: [FilterInstance]) -> String {
-        var functions = ""
-        var calls = ""
-        for (i, f) in filters.enumerated() {
-            let prefix = "f\(i)_"
-            functions += f.declaration.glsl.replacingAll("{{p}}", with: prefix) + "\n"
-            calls += "    c = floor(clamp(\(prefix)apply(c), 0.0, 1.0) * 255.0 + 0.5) / 255.0;\n"
-        }
-        return """
-        #version 300 es
-        precision highp float;
-        precision highp int;
-        uniform highp sampler2D texY;
-        uniform highp sampler2D texU;
-        uniform highp sampler2D texV;
-        uniform mat3 yuvToRgb;
-        uniform vec3 yuvOffset;
-        uniform mat3 rgbToYuv;
-        uniform vec3 outOffset;
-        uniform mat2 srcFromOut;
-        uniform vec2 srcOffset;
-        uniform vec2 lumaSize;
-        uniform vec2 chromaScale;
-        uniform vec2 chromaBias;
-        uniform vec2 chromaSize;
-        uniform ivec2 lumaMax;
-        uniform ivec2 chromaMax;
-        uniform ivec2 texelMax;
-        \(functions)
-        vec4 filtered(vec3 yuv) {
+        let (declarations, calls) = FilterCodegen.pointChain(filters.enumerated().map { ("f\($0)_", $1) })
+        return ChainRenderer.header + sourceUniforms + declarations + """
+        // uv: where the pixel is in the output, (0, 0) top-left to (1, 1) bottom-right.
+        vec4 filtered(vec3 yuv, vec2 uv) {
             vec4 c = vec4(clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0), 1.0);
         \(calls)    return c;
         }
-        vec2 chromaCoord(vec2 s) { return (s * chromaScale + chromaBias) / chromaSize; }
-        // s: a source pixel centre (pixel units).
-        vec3 sourceAt(vec2 s) {
-            vec2 cc = chromaCoord(s);
-            return vec3(texelFetch(texY, ivec2(s), 0).r, texture(texU, cc).r, texture(texV, cc).r);
-        }
-        // s: a source pixel corner; luma is the average of the four pixels around it.
-        vec3 sourceBetween(vec2 s) {
-            vec2 cc = chromaCoord(s);
-            return vec3(texture(texY, s / lumaSize).r, texture(texU, cc).r, texture(texV, cc).r);
-        }
 
         """
     }
-
-    /// One filter over an RGBA texture, for the unfused path.
-    static func singleFilterShader(_ filter: FilterInstance) -> String {
-        """
-        #version 300 es
-        precision highp float;
-        uniform highp sampler2D rgbaTex;
-        \(filter.declaration.glsl.replacingAll("{{p}}", with: "f0_"))
-        out vec4 fragColor;
-        void main() {
-            fragColor = clamp(f0_apply(texelFetch(rgbaTex, ivec2(gl_FragCoord.xy), 0)), 0.0, 1.0);
-        }
-        """
-    }
-
-    static let rgbaMain = """
-    out vec4 fragColor;
-    void main() {
-        fragColor = filtered(sourceAt(srcFromOut * gl_FragCoord.xy + srcOffset));
-    }
-    """
 
     /// Four horizontally adjacent output pixels per fragment: a quarter of the fragments, and the
     /// RGBA8 result is already the bytes of the Y plane.
@@ -380,7 +340,7 @@ public final class FrameRenderer {
     out vec4 fragColor;
     float lumaAt(vec2 o) {
         vec2 s = clamp(srcFromOut * o + srcOffset, vec2(0.5), lumaSize - 0.5);
-        return (rgbToYuv * filtered(sourceAt(s)).rgb).x + outOffset.x;
+        return (rgbToYuv * filtered(sourceAt(s), o / outSize).rgb).x + outOffset.x;
     }
     void main() {
         vec2 o = vec2(floor(gl_FragCoord.x) * 4.0 + 0.5, gl_FragCoord.y);
@@ -395,8 +355,8 @@ public final class FrameRenderer {
     layout(location = 1) out float cr;
     void main() {
         vec2 p = gl_FragCoord.xy * 2.0;
-        vec3 rgb = 0.5 * (filtered(sourceBetween(srcFromOut * (p - vec2(1.0, 0.0)) + srcOffset)).rgb
-                        + filtered(sourceBetween(srcFromOut * p + srcOffset)).rgb);
+        vec3 rgb = 0.5 * (filtered(sourceBetween(srcFromOut * (p - vec2(1.0, 0.0)) + srcOffset), (p - vec2(1.0, 0.0)) / outSize).rgb
+                        + filtered(sourceBetween(srcFromOut * p + srcOffset), p / outSize).rgb);
         vec3 yuv = rgbToYuv * rgb + outOffset;
         cb = yuv.y;
         cr = yuv.z;
@@ -453,8 +413,9 @@ public final class FrameRenderer {
         vec4 even;
         vec4 odd;
         for (int k = 0; k < 5; k++) {
-            vec3 a = filtered(vec3(y0[k], u0[k], v0[k])).rgb;
-            vec3 b = filtered(vec3(y1[k], u1[k], v1[k])).rgb;
+            float x = float(4 * q + k) - 0.5;
+            vec3 a = filtered(vec3(y0[k], u0[k], v0[k]), vec2(x, float(2 * m) + 0.5) / outSize).rgb;
+            vec3 b = filtered(vec3(y1[k], u1[k], v1[k]), vec2(x, float(2 * m) + 1.5) / outSize).rgb;
             s[k] = a + b;
             if (k > 0) {
                 even[k - 1] = (rgbToYuv * a).x + outOffset.x;

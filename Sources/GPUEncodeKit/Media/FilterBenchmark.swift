@@ -16,7 +16,7 @@ public enum FilterBenchmark {
         let input = try InputFile(path: path, threads: 0)
         let dec = input.decoder.pointee
         let (working, color) = Transcoder.workingFormat(for: dec.pix_fmt, colorspace: dec.colorspace, range: dec.color_range)
-        let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: input.rotation)
+        let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: input.rotation, filters: preset.filters)
         // A handful of distinct frames is enough to defeat caching and small enough to hold in memory.
         var pool: [UnsafeMutablePointer<AVFrame>] = []
         defer { for f in pool { var p: UnsafeMutablePointer<AVFrame>? = f; av_frame_free(&p) } }

@@ -109,7 +109,8 @@ public final class Transcoder {
         sourceColor = color
         // Without a GPU stage nothing turns the picture, so the rotation stays a flag (below).
         let rotation = bypass ? .none : input.rotation
-        geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: rotation)
+        geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: rotation,
+                                  filters: bypass ? [] : o.preset.filters)
         guard geometry.outputWidth >= 2, geometry.outputHeight >= 2 else {
             throw GPUEncodeError(.input, path: o.input, "video is \(dec.width)x\(dec.height), too small to encode")
         }
@@ -121,9 +122,9 @@ public final class Transcoder {
         if !bypass && [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc) {
             o.log(.warning, "\(o.input): HDR (\(String(cString: av_color_transfer_name(dec.color_trc)))) video is written as SDR BT.709 without tone mapping; highlights will look flat")
         }
-        if geometry.outputWidth != (rotation.swapsDimensions ? geometry.sourceHeight : geometry.sourceWidth)
-            || geometry.outputHeight != (rotation.swapsDimensions ? geometry.sourceWidth : geometry.sourceHeight) {
-            o.log(.warning, "\(o.input): odd dimensions cropped to \(geometry.outputWidth)x\(geometry.outputHeight) for 4:2:0 H.264")
+        if geometry.uprightWidth != (rotation.swapsDimensions ? geometry.sourceHeight : geometry.sourceWidth)
+            || geometry.uprightHeight != (rotation.swapsDimensions ? geometry.sourceWidth : geometry.sourceHeight) {
+            o.log(.warning, "\(o.input): odd dimensions cropped to \(geometry.uprightWidth)x\(geometry.uprightHeight) for 4:2:0 H.264")
         }
 
         // Video encoder and stream.
@@ -134,7 +135,7 @@ public final class Transcoder {
         encoder = enc
         enc.pointee.width = Int32(geometry.outputWidth)
         enc.pointee.height = Int32(geometry.outputHeight)
-        outputFormat = !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
+        outputFormat = !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath, filters: o.preset.filters) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
         enc.pointee.pix_fmt = outputFormat
         enc.pointee.time_base = inStream.pointee.time_base
         let rate = av_guess_frame_rate(input.format, inStream, nil)
@@ -460,7 +461,9 @@ public final class Transcoder {
         out.pointee.format = outputFormat.rawValue
         do {
             try check(av_frame_get_buffer(out, 0), .internal, path: nil, "frame allocation")
-            try renderer.render(source: framePlanes(frame), output: framePlanes(out))
+            // Filter time (keyframes, animated shaders) runs from 0 at the start of the media.
+            let time = max(0, seconds(frame.pointee.pts, input.videoStream.pointee.time_base) - mediaStart)
+            try renderer.render(source: framePlanes(frame), output: framePlanes(out), time: time)
         } catch {
             var o: UnsafeMutablePointer<AVFrame>? = out
             av_frame_free(&o)

@@ -94,6 +94,11 @@ private struct Validator {
         return Preset(name: name, description: description, version: Int(version), filters: filters, origin: origin)
     }
 
+    var context: ResourceContext {
+        if origin.hasPrefix("builtin:") { return ResourceContext(baseDirectory: nil, builtin: true) }
+        return ResourceContext(baseDirectory: splitPath(origin).dir)
+    }
+
     func filter(_ value: JSONValue, _ path: String) throws -> FilterInstance {
         let m = try members(value, path)
         guard let nameValue = value["filter"] else { throw fail(value, path, "missing \"filter\" (the filter's name)") }
@@ -101,23 +106,65 @@ private struct Validator {
         let allNames = FilterRegistry.all.map(\.name)
         guard let declaration = FilterRegistry.named(name) else {
             let hint = suggestion(for: name, among: allNames).map { " (did you mean \"\($0)\"?)" } ?? ""
-            throw fail(nameValue, path + ".filter", "unknown filter \"\(name)\"\(hint); filters are \(allNames.joined(separator: ", "))")
+            throw fail(nameValue, path + ".filter", "unknown filter \"\(name)\"\(hint); `gpuencode filters` lists them")
         }
+        var isBlend = false
+        if case .blend = declaration.kind { isBlend = true }
         var values: [String: ParameterValue] = [:]
+        var overlay: FilterInstance? = nil
         for (key, v) in m where key != "filter" {
             let paramPath = "\(path).\(key)"
+            if key == "with" && isBlend {
+                overlay = try secondInput(v, paramPath)
+                continue
+            }
             guard let p = declaration.parameter(named: key) else {
-                let names = declaration.parameters.map(\.name)
+                let names = declaration.parameters.map(\.name) + (isBlend ? ["with"] : [])
                 let hint = suggestion(for: key, among: names).map { " (did you mean \"\($0)\"?)" } ?? ""
                 let list = names.isEmpty ? "it takes no parameters" : "its parameters are \(names.joined(separator: ", "))"
                 throw fail(v, paramPath, "unknown parameter for \(name)\(hint); \(list)")
             }
             values[key] = try parameter(v, p, paramPath)
         }
-        return FilterInstance(declaration, values: values)
+        let instance = FilterInstance(declaration, values: values, overlay: overlay, context: context)
+        if let problem = declaration.check?(instance) { throw fail(value, path, "\(name): \(problem)") }
+        do { return try instance.prepared() } catch let e as FilterError {
+            throw fail(value, path, "\(name): \(e.message)")
+        } catch let e as GPUEncodeError {
+            throw fail(value, path, "\(name): \(e.message)")
+        }
+    }
+
+    /// A blend's `with`: a colour, an image file, or a generator object.
+    func secondInput(_ value: JSONValue, _ path: String) throws -> FilterInstance {
+        func generator(_ name: String) throws -> FilterDeclaration {
+            guard let d = FilterRegistry.named(name) else { throw fail(value, path, "this build has no \(name) filter") }
+            return d
+        }
+        switch value.kind {
+        case .object:
+            let f = try filter(value, path)
+            guard f.declaration.isPoint else {
+                throw fail(value, path, "a blend's second input must be a generator or a point filter; \(f.declaration.name) samples its input")
+            }
+            return f
+        case .string(let text) where ["png", "jpg", "jpeg"].contains(pathExtension(text)):
+            let d = try generator("image")
+            let f = FilterInstance(d, values: ["file": .string(text)], context: context)
+            do { return try f.prepared() } catch let e as FilterError { throw fail(value, path, e.message) }
+        default:
+            let color = try parameter(value, .color("color", default: [0, 0, 0, 0], ""), path)
+            return FilterInstance(try generator("solidColor"), values: ["color": color], context: context)
+        }
     }
 
     func parameter(_ value: JSONValue, _ p: ParameterDeclaration, _ path: String) throws -> ParameterValue {
+        func numbers(_ count: ClosedRange<Int>, _ what: String) throws -> [Double] {
+            guard case .array(let items) = value.kind, count.contains(items.count) else {
+                throw fail(value, path, "expected \(what), found \(value.typeName)")
+            }
+            return try items.enumerated().map { try number($1, "\(path)[\($0)]") }
+        }
         switch p.type {
         case .float(let range):
             let n = try number(value, path)
@@ -125,6 +172,62 @@ private struct Validator {
                 throw fail(value, path, "\(formatNumber(n)) is out of range \(formatNumber(range.lowerBound))...\(formatNumber(range.upperBound))")
             }
             return .float(n)
+        case .int(let range):
+            let n = try number(value, path)
+            guard n == n.rounded(), n >= Double(range.lowerBound), n <= Double(range.upperBound) else {
+                throw fail(value, path, "expected a whole number in \(range.lowerBound)...\(range.upperBound), found \(formatNumber(n))")
+            }
+            return .int(Int(n))
+        case .bool:
+            guard case .bool(let b) = value.kind else { throw fail(value, path, "expected true or false, found \(value.typeName)") }
+            return .bool(b)
+        case .vector(let count, let range):
+            let v = try numbers(count...count, "an array of \(count) numbers")
+            for (i, x) in v.enumerated() where !range.contains(x) {
+                throw fail(value, "\(path)[\(i)]", "\(formatNumber(x)) is out of range \(formatNumber(range.lowerBound))...\(formatNumber(range.upperBound))")
+            }
+            return .vector(v)
+        case .color:
+            if case .string(let text) = value.kind {
+                guard let c = parseColor(text) else {
+                    throw fail(value, path, "\"\(text)\" is not a colour; use \"#rrggbb\", \"#rrggbbaa\", \"rgb(r, g, b)\", \"rgba(r, g, b, a)\" (0-255, alpha 0-1) or [r, g, b, a] (0-1)")
+                }
+                return .vector(c)
+            }
+            var v = try numbers(3...4, "a colour: \"#rrggbb\", \"rgba(r, g, b, a)\" or [r, g, b(, a)] with components 0-1")
+            for (i, x) in v.enumerated() where !(0...1).contains(x) {
+                throw fail(value, "\(path)[\(i)]", "\(formatNumber(x)) is out of range 0...1 (write 0-255 values as \"rgb(...)\")")
+            }
+            if v.count == 3 { v.append(1) }
+            return .vector(v)
+        case .choice(let words):
+            let word = try string(value, path)
+            guard words.contains(word) else {
+                let hint = suggestion(for: word, among: words).map { " (did you mean \"\($0)\"?)" } ?? ""
+                throw fail(value, path, "\"\(word)\" is not one of \(words.joined(separator: ", "))\(hint)")
+            }
+            return .string(word)
+        case .file(let extensions):
+            let file = try string(value, path)
+            guard file.isEmpty || extensions.isEmpty || extensions.contains(pathExtension(file)) else {
+                throw fail(value, path, "expected a \(extensions.map { "." + $0 }.joined(separator: " or ")) file, found \"\(file)\"")
+            }
+            return .string(file)
+        case .text:
+            return .string(try string(value, path))
+        case .points:
+            guard case .array(let items) = value.kind, items.count >= 2 else {
+                throw fail(value, path, "expected at least two [x, y] points, found \(value.typeName)")
+            }
+            var points: [[Double]] = []
+            for (i, item) in items.enumerated() {
+                guard case .array(let xy) = item.kind, xy.count == 2 else { throw fail(item, "\(path)[\(i)]", "expected a point [x, y]") }
+                let x = try number(xy[0], "\(path)[\(i)][0]"), y = try number(xy[1], "\(path)[\(i)][1]")
+                guard (0...1).contains(x), (0...1).contains(y) else { throw fail(item, "\(path)[\(i)]", "x and y must be in 0...1") }
+                if let last = points.last, x <= last[0] { throw fail(item, "\(path)[\(i)]", "x must increase from point to point") }
+                points.append([x, y])
+            }
+            return .points(points)
         case .matrix4:
             guard case .array(let rows) = value.kind, rows.count == 4 else {
                 throw fail(value, path, "expected 4 rows of 4 numbers, found \(value.typeName)")
@@ -142,6 +245,46 @@ private struct Validator {
             }
             return .matrix4(flat)
         }
+    }
+}
+
+/// CSS-style colours: `#rgb`, `#rrggbb`, `#rrggbbaa`, `rgb(r, g, b)`, `rgba(r, g, b, a)` (r, g, b
+/// in 0-255, a in 0-1). Returns RGBA in 0...1.
+public func parseColor(_ text: String) -> [Double]? {
+    let t = text.trimmingSpaces.lowercased()
+    if t.hasPrefix("#") {
+        let hex = Array(t.dropFirst())
+        func byte(_ i: Int, _ n: Int) -> Double? {
+            guard let v = Int(String(hex[i..<(i + n)]), radix: 16) else { return nil }
+            return n == 1 ? Double(v * 17) / 255 : Double(v) / 255
+        }
+        switch hex.count {
+        case 3: if let r = byte(0, 1), let g = byte(1, 1), let b = byte(2, 1) { return [r, g, b, 1] }
+        case 6: if let r = byte(0, 2), let g = byte(2, 2), let b = byte(4, 2) { return [r, g, b, 1] }
+        case 8: if let r = byte(0, 2), let g = byte(2, 2), let b = byte(4, 2), let a = byte(6, 2) { return [r, g, b, a] }
+        default: break
+        }
+        return nil
+    }
+    for prefix in ["rgba(", "rgb("] where t.hasPrefix(prefix) && t.hasSuffix(")") {
+        let inner = t.dropFirst(prefix.count).dropLast()
+        let parts = inner.split(separator: ",").map { Double(String($0).trimmingSpaces) }
+        guard parts.count == (prefix == "rgba(" ? 4 : 3), parts.allSatisfy({ $0 != nil }) else { return nil }
+        let v = parts.map { $0! }
+        guard v[0...2].allSatisfy({ (0...255).contains($0) }) else { return nil }
+        let a = v.count == 4 ? v[3] : 1
+        guard (0...1).contains(a) else { return nil }
+        return [v[0] / 255, v[1] / 255, v[2] / 255, a]
+    }
+    return nil
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" || f == "\n" || f == "\r" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" || l == "\n" || l == "\r" { s = s.dropLast() }
+        return String(s)
     }
 }
 

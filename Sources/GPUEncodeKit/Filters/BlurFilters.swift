@@ -1,0 +1,78 @@
+import Glibc
+
+// Blurs and sharpening: filters that read a neighbourhood, so each gets passes of its own.
+
+public enum BlurFilters {
+    public static let all: [FilterDeclaration] = [
+        GaussianBlurFilter.declaration,
+    ]
+}
+
+/// Separable Gaussian: a horizontal then a vertical pass. Weights come from sigma and are
+/// normalised to sum to 1; each pair of neighbouring taps is merged into one bilinear fetch at the
+/// weighted position between them, so 2r+1 taps cost r+1 fetches.
+public enum GaussianBlurFilter {
+    /// Merged taps per side the shader holds: radius up to 2 * 48 = 96 pixels.
+    static let maxPairs = 48
+
+    /// Offsets (pixels) and weights of the merged taps: index 0 is the centre, then one per pair.
+    public static func taps(sigma: Double, radius: Int) -> (offsets: [Float], weights: [Float]) {
+        let r = max(0, radius)
+        var w = (0...r).map { i in exp(-Double(i * i) / (2 * sigma * sigma)) }
+        let total = w[0] + 2 * w[1...].reduce(0, +)
+        w = w.map { $0 / total }
+        var offsets: [Float] = [0]
+        var weights: [Float] = [Float(w[0])]
+        var i = 1
+        while i <= r {
+            let a: Double = w[i]
+            let b: Double = i + 1 <= r ? w[i + 1] : 0
+            let at: Double = (Double(i) * a + Double(i + 1) * b) / (a + b)
+            offsets.append(Float(at))
+            weights.append(Float(a + b))
+            i += 2
+        }
+        return (offsets, weights)
+    }
+
+    static func radius(_ f: FilterInstance) -> (sigma: Double, radius: Int) {
+        var sigma = f.double("sigma")
+        var radius = Int(f.double("radius"))
+        if sigma <= 0 { sigma = max(Double(radius) / 3, 0.01) }
+        if radius <= 0 { radius = Int((3 * sigma).rounded(.up)) }
+        return (sigma, min(radius, 2 * maxPairs))
+    }
+
+    static let pass = { (axis: String) in """
+    vec4 {{p}}run(vec2 uv) {
+        vec2 step = \(axis) / {{p}}inputSize;
+        vec4 sum = texture({{p}}input, uv) * {{p}}weights[0];
+        for (int i = 1; i < int({{p}}count); i++) {
+            vec2 d = step * {{p}}offsets[i];
+            sum += (texture({{p}}input, uv + d) + texture({{p}}input, uv - d)) * {{p}}weights[i];
+        }
+        return sum;
+    }
+    """ }
+
+    public static let declaration = FilterDeclaration(
+        name: "gaussianBlur",
+        summary: "Gaussian blur, separable (horizontal then vertical pass) with bilinear-merged taps.",
+        category: .blur,
+        parameters: [
+            .float("sigma", default: 2, range: 0...32, "standard deviation in pixels (0: radius / 3)"),
+            .int("radius", default: 0, range: 0...96, "taps each side in pixels (0: 3 x sigma, rounded up)"),
+        ],
+        kind: .sampling(glsl: """
+        uniform float {{p}}offsets[\(maxPairs + 1)];
+        uniform float {{p}}weights[\(maxPairs + 1)];
+        uniform float {{p}}count;
+        """, passes: [pass("vec2(1.0, 0.0)"), pass("vec2(0.0, 1.0)")]),
+        check: { f in f.double("sigma") <= 0 && f.double("radius") <= 0 ? "give sigma or radius" : nil },
+        arrays: { f, _, _ in
+            let (sigma, radius) = radius(f)
+            let (offsets, weights) = taps(sigma: sigma, radius: radius)
+            return ["offsets": offsets, "weights": weights, "count": [Float(offsets.count)]]
+        }
+    )
+}

@@ -1,0 +1,3 @@
+public enum CustomFilters {
+    public static let all: [FilterDeclaration] = []
+}

@@ -1,0 +1,3 @@
+public enum GeometryFilters {
+    public static let all: [FilterDeclaration] = []
+}

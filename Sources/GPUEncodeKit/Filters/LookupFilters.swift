@@ -1,0 +1,3 @@
+public enum LookupFilters {
+    public static let all: [FilterDeclaration] = []
+}

@@ -1,0 +1,3 @@
+public enum StylizeFilters {
+    public static let all: [FilterDeclaration] = []
+}

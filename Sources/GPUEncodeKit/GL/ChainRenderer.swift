@@ -1,0 +1,209 @@
+import CEGL
+
+/// Where a chain's first pass reads its picture: video planes or a still image.
+struct ChainSource {
+    /// Declares `vec4 sourcePixel(vec2 p)` (p: a pixel centre of the upright picture, in pixels) and
+    /// the uniforms it needs. Its textures sit on units 0-3.
+    var glsl: String
+    var width: Int
+    var height: Int
+    /// Sets the source's uniforms on the first pass's program (once).
+    var setUp: (ShaderProgram) -> Void
+}
+
+/// A filter chain that may sample neighbourhoods: the source and the leading point filters in
+/// one pass, then each sampling filter's passes with the point filters after it fused into its
+/// last pass, all through 8-bit RGBA textures. Textures come from a pool laid out once for the
+/// run (a pass writes to whichever texture of its size is no longer read), never per frame.
+final class ChainRenderer {
+    private struct Pass {
+        var program: ShaderProgram
+        var target: RenderTarget
+        /// Textures read on units 0 (`input`) and 1 (`source`), nil for the first pass.
+        var input: RenderTarget?
+        var source: RenderTarget?
+        var bindings: FilterBindings
+    }
+
+    private var passes: [Pass] = []
+    var output: RenderTarget { passes[passes.count - 1].target }
+    var outputWidth: Int { output.width }
+    var outputHeight: Int { output.height }
+    /// How many different intermediate textures the pool made.
+    private(set) var textureCount = 0
+
+    private enum Segment {
+        case source([(String, FilterInstance)])
+        /// Unfused mode: one point filter reading the previous texture.
+        case copy([(String, FilterInstance)])
+        case sampling(String, FilterInstance, [(String, FilterInstance)])
+
+        var points: [(String, FilterInstance)] {
+            switch self {
+            case .source(let p), .copy(let p), .sampling(_, _, let p): return p
+            }
+        }
+
+        func appending(_ p: (String, FilterInstance)) -> Segment {
+            switch self {
+            case .source(let list): return .source(list + [p])
+            case .copy(let list): return .copy(list + [p])
+            case .sampling(let prefix, let f, let list): return .sampling(prefix, f, list + [p])
+            }
+        }
+    }
+
+    /// The size a chain turns a `width` x `height` picture into.
+    static func outputSize(of filters: [FilterInstance], width: Int, height: Int) -> (Int, Int) {
+        var size = (width, height)
+        for f in filters { if let resize = f.declaration.outputSize { size = resize(size.0, size.1, f) } }
+        return (max(1, size.0), max(1, size.1))
+    }
+
+    static func needsSampling(_ filters: [FilterInstance]) -> Bool {
+        filters.contains { f in if case .sampling = f.declaration.kind { return true } else { return false } }
+    }
+
+    init(source: ChainSource, filters: [FilterInstance], fuse: Bool = true) throws {
+        var segments: [Segment] = [.source([])]
+        for (i, f) in filters.enumerated() {
+            let prefix = "f\(i)_"
+            if case .sampling = f.declaration.kind {
+                segments.append(.sampling(prefix, f, []))
+            } else if !fuse && !segments[segments.count - 1].points.isEmpty {
+                segments.append(.copy([(prefix, f)]))
+            } else {
+                segments[segments.count - 1] = segments[segments.count - 1].appending((prefix, f))
+            }
+        }
+
+        var free: [RenderTarget] = []
+        func take(_ w: Int, _ h: Int) throws -> RenderTarget {
+            if let i = free.firstIndex(where: { $0.width == w && $0.height == h }) { return free.remove(at: i) }
+            textureCount += 1
+            return try RenderTarget(width: w, height: h, formats: [GLenum(GL_RGBA8)], filter: GL_LINEAR)
+        }
+        var resources: [String: [String: ResourceTexture]] = [:]
+        var current: RenderTarget? = nil
+        var size = (source.width, source.height)
+
+        for segment in segments {
+            let (declarations, calls) = FilterCodegen.pointChain(segment.points)
+            switch segment {
+            case .source:
+                let program = try ShaderProgram(fragment: ChainRenderer.header + source.glsl + declarations + """
+                out vec4 fragColor;
+                void main() {
+                    vec2 uv = gl_FragCoord.xy / outSize;
+                    vec4 c = sourcePixel(gl_FragCoord.xy);
+                \(calls)    fragColor = c;
+                }
+                """, label: "source and point filters")
+                program.use()
+                source.setUp(program)
+                let target = try take(size.0, size.1)
+                passes.append(Pass(program: program, target: target, input: nil, source: nil,
+                                   bindings: try FilterBindings(program: program, owners: owners(segment.points), resources: &resources,
+                                                                inputSize: size)))
+                current = target
+            case .copy:
+                let program = try ShaderProgram(fragment: ChainRenderer.header + "uniform highp sampler2D prevTex;\n" + declarations + """
+                out vec4 fragColor;
+                void main() {
+                    vec2 uv = gl_FragCoord.xy / outSize;
+                    vec4 c = texelFetch(prevTex, ivec2(gl_FragCoord.xy), 0);
+                \(calls)    fragColor = c;
+                }
+                """, label: segment.points[0].1.declaration.name)
+                program.use()
+                program.set("prevTex", int: 0)
+                let target = try take(size.0, size.1)
+                passes.append(Pass(program: program, target: target, input: current, source: current,
+                                   bindings: try FilterBindings(program: program, owners: owners(segment.points), resources: &resources,
+                                                                inputSize: size)))
+                if let current { free.append(current) }
+                current = target
+            case .sampling(let prefix, let f, let points):
+                guard case .sampling(let glsl, let passSources) = f.declaration.kind else { continue }
+                let segmentInput = current!
+                let inputSize = size
+                size = f.declaration.outputSize.map { $0(size.0, size.1, f) } ?? size
+                size = (max(1, size.0), max(1, size.1))
+                var previous: RenderTarget? = nil
+                for (k, passSource) in passSources.enumerated() {
+                    let last = k == passSources.count - 1
+                    let text = ChainRenderer.header + """
+                    uniform highp sampler2D \(prefix)input;
+                    uniform highp sampler2D \(prefix)source;
+                    uniform vec2 \(prefix)inputSize;
+                    uniform vec2 \(prefix)sourceSize;
+
+                    """ + glsl.replacingAll("{{p}}", with: prefix) + "\n" + passSource.replacingAll("{{p}}", with: prefix) + "\n"
+                        + (last ? declarations : "") + """
+                    out vec4 fragColor;
+                    void main() {
+                        vec2 uv = gl_FragCoord.xy / outSize;
+                        vec4 c = \(prefix)run(uv);
+                    \(last ? calls : "")    fragColor = c;
+                    }
+                    """
+                    let program = try ShaderProgram(fragment: text, label: "\(f.declaration.name) pass \(k + 1)")
+                    program.use()
+                    program.set("\(prefix)input", int: 0)
+                    program.set("\(prefix)source", int: 1)
+                    let input = previous ?? segmentInput
+                    program.set("\(prefix)inputSize", Float(input === segmentInput ? inputSize.0 : size.0),
+                                Float(input === segmentInput ? inputSize.1 : size.1))
+                    program.set("\(prefix)sourceSize", Float(inputSize.0), Float(inputSize.1))
+                    let target = try take(size.0, size.1)
+                    let passOwners = [(prefix, f)] + (last ? owners(points) : [])
+                    passes.append(Pass(program: program, target: target, input: input, source: segmentInput,
+                                       bindings: try FilterBindings(program: program, owners: passOwners, resources: &resources,
+                                                                    inputSize: inputSize)))
+                    if let previous { free.append(previous) }
+                    previous = target
+                }
+                free.append(segmentInput)
+                current = previous
+            }
+        }
+        for pass in passes {
+            pass.program.use()
+            pass.program.set("outSize", Float(pass.target.width), Float(pass.target.height))
+        }
+        try FrameRenderer.checkError("setting up the filter chain")
+    }
+
+    private func owners(_ points: [(String, FilterInstance)]) -> [(String, FilterInstance)] {
+        points.flatMap { FilterCodegen.uniformOwners($0.1, prefix: $0.0) }
+    }
+
+    /// Runs every pass; the source's textures must already be bound on units 0-3.
+    /// Returns the target holding the result.
+    @discardableResult
+    func render(time: Double, frameIndex: Int) -> RenderTarget {
+        for pass in passes {
+            pass.target.bind()
+            pass.program.use()
+            pass.program.set("time", Float(time))
+            pass.program.set("frameIndex", Float(frameIndex))
+            if let input = pass.input {
+                glActiveTexture(GLenum(GL_TEXTURE0))
+                glBindTexture(GLenum(GL_TEXTURE_2D), input.textures[0].id)
+                glActiveTexture(GLenum(GL_TEXTURE1))
+                glBindTexture(GLenum(GL_TEXTURE_2D), (pass.source ?? input).textures[0].id)
+            }
+            pass.bindings.bind()
+            glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+        }
+        return output
+    }
+
+    static let header = """
+    #version 300 es
+    precision highp float;
+    precision highp int;
+    precision highp sampler3D;
+
+    """ + FilterCodegen.builtins
+}

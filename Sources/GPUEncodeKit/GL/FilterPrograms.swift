@@ -1,0 +1,170 @@
+import CEGL
+
+/// GLSL generation for filter chains, and the per-program state (uniform values, textures) that
+/// goes with it. Shared by the video fast path, the chain renderer and the still-image renderer.
+enum FilterCodegen {
+    /// Uniforms every filter may read; set per pass and per frame.
+    static let builtins = """
+    uniform vec2 outSize;
+    uniform float time;
+    uniform float frameIndex;
+
+    """
+
+    /// Declarations and the fused call sequence for consecutive point (and blend) filters, given
+    /// with the prefix each one's uniforms carry. Each filter's result is clamped and rounded to 8
+    /// bits as if it had been written to an 8-bit texture, so fusing gives the picture of one pass per
+    /// filter (GPUImage's look) rather than a more precise but different one.
+    static func pointChain(_ filters: [(prefix: String, filter: FilterInstance)]) -> (declarations: String, calls: String) {
+        var declarations = ""
+        var calls = ""
+        for (prefix, f) in filters {
+            declarations += function(f, prefix: prefix)
+            calls += "    c = floor(clamp(\(prefix)apply(c, uv), 0.0, 1.0) * 255.0 + 0.5) / 255.0;\n"
+        }
+        return (declarations, calls)
+    }
+
+    /// `vec4 PREFIXapply(vec4 c, vec2 uv)` for a point or blend filter.
+    static func function(_ f: FilterInstance, prefix: String) -> String {
+        switch f.declaration.kind {
+        case .point(let glsl):
+            return glsl.replacingAll("{{p}}", with: prefix) + "\n"
+        case .blend(let glsl):
+            var s = glsl.replacingAll("{{p}}", with: prefix) + "\n"
+            if let overlay = f.overlay.first {
+                s += function(overlay, prefix: prefix + "o_")
+                s += "vec4 \(prefix)apply(vec4 c, vec2 uv) { return \(prefix)blend(c, \(prefix)o_apply(c, uv)); }\n"
+            } else {
+                // No second input: blending with transparent black leaves the picture as it is.
+                s += "vec4 \(prefix)apply(vec4 c, vec2 uv) { return \(prefix)blend(c, vec4(0.0)); }\n"
+            }
+            return s
+        case .sampling:
+            preconditionFailure("\(f.declaration.name) samples its input; it cannot be fused")
+        }
+    }
+
+    /// Every (uniform prefix, filter) pair a filter contributes: itself and its overlay.
+    static func uniformOwners(_ f: FilterInstance, prefix: String) -> [(String, FilterInstance)] {
+        [(prefix, f)] + f.overlay.flatMap { uniformOwners($0, prefix: prefix + "o_") }
+    }
+}
+
+/// A filter texture on the GPU.
+final class ResourceTexture {
+    let id: GLuint
+    let target: GLenum
+
+    init(_ resource: FilterResource) {
+        var t: GLuint = 0
+        glGenTextures(1, &t)
+        id = t
+        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
+        switch resource {
+        case .image2D(let w, let h, let data, let linear):
+            target = GLenum(GL_TEXTURE_2D)
+            glBindTexture(target, id)
+            switch data {
+            case .bytes(let b):
+                glTexStorage2D(target, 1, GLenum(GL_RGBA8), GLsizei(w), GLsizei(h))
+                glTexSubImage2D(target, 0, 0, 0, GLsizei(w), GLsizei(h), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), b)
+            case .floats(let f):
+                // RGBA16F filters linearly on every ES 3 implementation; 32-bit float may not.
+                glTexStorage2D(target, 1, GLenum(GL_RGBA16F), GLsizei(w), GLsizei(h))
+                glTexSubImage2D(target, 0, 0, 0, GLsizei(w), GLsizei(h), GLenum(GL_RGBA), GLenum(GL_FLOAT), f)
+            }
+            let filter = linear ? GL_LINEAR : GL_NEAREST
+            glTexParameteri(target, GLenum(GL_TEXTURE_MIN_FILTER), filter)
+            glTexParameteri(target, GLenum(GL_TEXTURE_MAG_FILTER), filter)
+        case .table3D(let n, let data):
+            target = GLenum(GL_TEXTURE_3D)
+            glBindTexture(target, id)
+            glTexStorage3D(target, 1, GLenum(GL_RGBA16F), GLsizei(n), GLsizei(n), GLsizei(n))
+            glTexSubImage3D(target, 0, 0, 0, 0, GLsizei(n), GLsizei(n), GLsizei(n), GLenum(GL_RGBA), GLenum(GL_FLOAT), data)
+            glTexParameteri(target, GLenum(GL_TEXTURE_MIN_FILTER), GL_LINEAR)
+            glTexParameteri(target, GLenum(GL_TEXTURE_MAG_FILTER), GL_LINEAR)
+            glTexParameteri(target, GLenum(GL_TEXTURE_WRAP_R), GL_CLAMP_TO_EDGE)
+        }
+        glTexParameteri(target, GLenum(GL_TEXTURE_WRAP_S), GL_CLAMP_TO_EDGE)
+        glTexParameteri(target, GLenum(GL_TEXTURE_WRAP_T), GL_CLAMP_TO_EDGE)
+    }
+
+    deinit {
+        var t = id
+        glDeleteTextures(1, &t)
+    }
+}
+
+/// The filter-owned state of one program: its parameter uniforms (set once) and the textures it
+/// samples (bound before each draw, on units from `firstUnit` up).
+final class FilterBindings {
+    private var textures: [(unit: Int32, texture: ResourceTexture)] = []
+
+    /// Units below `firstUnit` belong to the pass itself (source planes, pass inputs).
+    static let firstUnit: Int32 = 4
+
+    /// `resources` caches built textures by filter prefix so passes of one filter share them.
+    /// `inputSize`: the pixels the filter reads (for computed arrays).
+    init(program: ShaderProgram, owners: [(String, FilterInstance)], resources: inout [String: [String: ResourceTexture]],
+         inputSize: (Int, Int) = (1, 1)) throws {
+        program.use()
+        var unit = FilterBindings.firstUnit
+        for (prefix, f) in owners {
+            for p in f.declaration.parameters {
+                FilterBindings.setUniform(program, prefix + p.name, type: p.type, value: f.values[p.name] ?? p.defaultValue)
+            }
+            for (name, values) in f.declaration.arrays?(f, inputSize.0, inputSize.1) ?? [:] {
+                glUniform1fv(program.location(prefix + name), GLsizei(values.count), values)
+            }
+            if f.declaration.resources != nil {
+                let made: [String: ResourceTexture]
+                if let cached = resources[prefix] { made = cached } else {
+                    let built: [String: FilterResource]
+                    do { built = try f.prepared().resources ?? [:] } catch {
+                        throw GPUEncodeError(.preset, "\(f.declaration.name): \(error)")
+                    }
+                    made = built.mapValues(ResourceTexture.init)
+                    resources[prefix] = made
+                }
+                for (name, texture) in made.sorted(by: { $0.key < $1.key }) {
+                    program.set(prefix + name, int: unit)
+                    textures.append((unit, texture))
+                    unit += 1
+                }
+            }
+        }
+    }
+
+    func bind() {
+        for (unit, texture) in textures {
+            glActiveTexture(GLenum(Int32(GL_TEXTURE0) + unit))
+            glBindTexture(texture.target, texture.id)
+        }
+    }
+
+    static func setUniform(_ program: ShaderProgram, _ name: String, type: ParameterType, value: ParameterValue) {
+        let location = program.location(name)
+        guard location >= 0 else { return }
+        switch (type, value) {
+        case (.int, _), (.bool, _):
+            glUniform1i(location, GLint(value.double))
+        case (.choice(let words), .string(let s)):
+            glUniform1i(location, GLint(words.firstIndex(of: s) ?? 0))
+        case (.matrix4, .matrix4(let m)):
+            program.setMatrix(name, rows: m.map(Float.init))
+        case (_, .vector(let v)):
+            let f = v.map(Float.init)
+            switch f.count {
+            case 2: glUniform2f(location, f[0], f[1])
+            case 3: glUniform3f(location, f[0], f[1], f[2])
+            case 4: glUniform4f(location, f[0], f[1], f[2], f[3])
+            default: break
+            }
+        case (_, .float(let v)):
+            glUniform1f(location, Float(v))
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import CFFmpeg
+
+/// An 8-bit RGBA picture in memory, row 0 at the top, rows packed (width * 4 bytes).
+public struct RGBAImage: Sendable, Equatable {
+    public var width: Int
+    public var height: Int
+    public var pixels: [UInt8]
+
+    public init(width: Int, height: Int, pixels: [UInt8]) {
+        precondition(pixels.count == width * height * 4)
+        self.width = width
+        self.height = height
+        self.pixels = pixels
+    }
+
+    public init(width: Int, height: Int, fill: (Int, Int) -> (UInt8, UInt8, UInt8, UInt8)) {
+        var p = [UInt8](repeating: 0, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let (r, g, b, a) = fill(x, y)
+                let i = (y * width + x) * 4
+                p[i] = r; p[i + 1] = g; p[i + 2] = b; p[i + 3] = a
+            }
+        }
+        self.init(width: width, height: height, pixels: p)
+    }
+
+    public subscript(x: Int, y: Int) -> (UInt8, UInt8, UInt8, UInt8) {
+        let i = (y * width + x) * 4
+        return (pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3])
+    }
+}
+
+/// PNG and JPEG through FFmpeg's own image codecs, so still pictures need no new dependency.
+public enum ImageIO {
+    public static let readableExtensions = ["png", "jpg", "jpeg"]
+
+    public static func isImagePath(_ path: String) -> Bool { readableExtensions.contains(pathExtension(path)) }
+
+    /// Decodes PNG or JPEG bytes (told apart by their signature) to RGBA.
+    public static func decode(_ bytes: [UInt8], name: String) throws -> RGBAImage {
+        let id: AVCodecID
+        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) { id = AV_CODEC_ID_PNG } else if bytes.starts(with: [0xFF, 0xD8]) {
+            id = AV_CODEC_ID_MJPEG
+        } else {
+            throw GPUEncodeError(.input, path: name, "not a PNG or JPEG image")
+        }
+        guard let codec = avcodec_find_decoder(id), let ctx = avcodec_alloc_context3(codec) else {
+            throw GPUEncodeError(.internal, path: name, "this FFmpeg has no \(id == AV_CODEC_ID_PNG ? "PNG" : "JPEG") decoder")
+        }
+        var c: UnsafeMutablePointer<AVCodecContext>? = ctx
+        defer { avcodec_free_context(&c) }
+        try check(avcodec_open2(ctx, codec, nil), .input, path: name, "opening the image decoder")
+        guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
+        var p: UnsafeMutablePointer<AVPacket>? = packet
+        var f: UnsafeMutablePointer<AVFrame>? = frame
+        defer { av_packet_free(&p); av_frame_free(&f) }
+        try check(av_new_packet(packet, Int32(bytes.count)), .internal, path: name, "packet allocation")
+        bytes.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
+        try check(avcodec_send_packet(ctx, packet), .inputDecode, path: name, "decoding the image")
+        avcodec_send_packet(ctx, nil)
+        try check(avcodec_receive_frame(ctx, frame), .inputDecode, path: name, "decoding the image")
+        return try toRGBA(frame, name: name)
+    }
+
+    public static func read(_ path: String) throws -> RGBAImage {
+        let bytes: [UInt8]
+        do { bytes = try readBinaryFile(path) } catch let e as FileReadError {
+            throw GPUEncodeError(.input, path: path, "cannot read: \(e.reason)")
+        }
+        return try decode(bytes, name: path)
+    }
+
+    /// Converts a decoded frame of any format to RGBA (JPEG's full-range Y'CbCr included).
+    static func toRGBA(_ frame: UnsafeMutablePointer<AVFrame>, name: String) throws -> RGBAImage {
+        let f = frame.pointee
+        let w = Int(f.width), h = Int(f.height)
+        guard let sws = sws_getContext(f.width, f.height, AVPixelFormat(rawValue: f.format), f.width, f.height, AV_PIX_FMT_RGBA,
+                                       SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil) else {
+            throw GPUEncodeError(.inputDecode, path: name, "unsupported image pixel format")
+        }
+        defer { sws_freeContext(sws) }
+        var pixels = [UInt8](repeating: 0, count: w * h * 4)
+        let srcData: [UnsafePointer<UInt8>?] = [f.data.0, f.data.1, f.data.2, f.data.3].map { $0.map { UnsafePointer($0) } }
+        let srcStride = [f.linesize.0, f.linesize.1, f.linesize.2, f.linesize.3]
+        pixels.withUnsafeMutableBufferPointer { buf in
+            let dst: [UnsafeMutablePointer<UInt8>?] = [buf.baseAddress, nil, nil, nil]
+            let stride: [Int32] = [Int32(w * 4), 0, 0, 0]
+            _ = sws_scale(sws, srcData, srcStride, 0, f.height, dst, stride)
+        }
+        return RGBAImage(width: w, height: h, pixels: pixels)
+    }
+
+    /// Encodes PNG (RGBA, lossless) or JPEG (quality ~95) by the path's extension.
+    public static func encode(_ image: RGBAImage, forPath path: String) throws -> [UInt8] {
+        let jpeg = ["jpg", "jpeg"].contains(pathExtension(path))
+        guard let codec = avcodec_find_encoder(jpeg ? AV_CODEC_ID_MJPEG : AV_CODEC_ID_PNG), let ctx = avcodec_alloc_context3(codec) else {
+            throw GPUEncodeError(.internal, path: path, "this FFmpeg has no image encoder for it")
+        }
+        var c: UnsafeMutablePointer<AVCodecContext>? = ctx
+        defer { avcodec_free_context(&c) }
+        let format = jpeg ? AV_PIX_FMT_YUVJ444P : AV_PIX_FMT_RGBA
+        ctx.pointee.width = Int32(image.width)
+        ctx.pointee.height = Int32(image.height)
+        ctx.pointee.pix_fmt = format
+        ctx.pointee.time_base = AVRational(num: 1, den: 25)
+        if jpeg {
+            ctx.pointee.flags |= AV_CODEC_FLAG_QSCALE
+            ctx.pointee.global_quality = 2 * FF_QP2LAMBDA
+        }
+        try check(avcodec_open2(ctx, codec, nil), .outputCreate, path: path, "opening the image encoder")
+        guard let frame = av_frame_alloc(), let packet = av_packet_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
+        var f: UnsafeMutablePointer<AVFrame>? = frame
+        var p: UnsafeMutablePointer<AVPacket>? = packet
+        defer { av_frame_free(&f); av_packet_free(&p) }
+        frame.pointee.width = Int32(image.width)
+        frame.pointee.height = Int32(image.height)
+        frame.pointee.format = format.rawValue
+        if jpeg { frame.pointee.quality = 2 * FF_QP2LAMBDA }
+        try check(av_frame_get_buffer(frame, 0), .internal, path: nil, "frame allocation")
+        guard let sws = sws_getContext(Int32(image.width), Int32(image.height), AV_PIX_FMT_RGBA, Int32(image.width), Int32(image.height), format,
+                                       SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil) else {
+            throw GPUEncodeError(.internal, "no RGBA conversion")
+        }
+        defer { sws_freeContext(sws) }
+        image.pixels.withUnsafeBufferPointer { buf in
+            let src: [UnsafePointer<UInt8>?] = [buf.baseAddress, nil, nil, nil]
+            let srcStride: [Int32] = [Int32(image.width * 4), 0, 0, 0]
+            let dst = [frame.pointee.data.0, frame.pointee.data.1, frame.pointee.data.2, frame.pointee.data.3]
+            let dstStride = [frame.pointee.linesize.0, frame.pointee.linesize.1, frame.pointee.linesize.2, frame.pointee.linesize.3]
+            _ = sws_scale(sws, src, srcStride, 0, Int32(image.height), dst, dstStride)
+        }
+        try check(avcodec_send_frame(ctx, frame), .encode, path: path, "encoding the image")
+        avcodec_send_frame(ctx, nil)
+        try check(avcodec_receive_packet(ctx, packet), .encode, path: path, "encoding the image")
+        return Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+    }
+
+    /// Writes the image atomically (temp file + rename), as every output is.
+    public static func write(_ image: RGBAImage, to path: String, overwrite: Bool) throws {
+        let bytes = try encode(image, forPath: path)
+        try writeFileAtomically(bytes, to: path, overwrite: overwrite)
+    }
+}
