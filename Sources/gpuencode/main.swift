@@ -27,6 +27,10 @@ struct GPUEncode: ParsableCommand {
         Mesa's software renderer llvmpipe through the surfaceless platform, so it runs on any machine
         without a display. GPUENCODE_GPU sets the default. -v prints the renderer used.
 
+        OTHER COMMANDS:
+          gpuencode filters [NAME]          list the filters, or describe one with its parameters
+          gpuencode lut identity OUT.png    write an identity lookup image to colour-grade in an editor
+
         EXIT CODES:
         \(exitCodeTable.map { "  \($0.code)\(String(repeating: " ", count: max(1, 5 - String($0.code).count)))\($0.meaning)" }.joined(separator: "\n"))
         """,
@@ -191,17 +195,34 @@ func parseBitrate(_ text: String) -> Int64? {
     return Int64(v * multiplier)
 }
 
-// Usage errors are one line, like every other failure; --help has the full text.
-do {
-    var command = try GPUEncode.parseAsRoot()
-    try command.run()
-} catch let code as ExitCode {
-    exit(code.rawValue)
-} catch {
-    let code = GPUEncode.exitCode(for: error)
-    if code == .success { GPUEncode.exit(withError: error) }
-    let message = GPUEncode.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
-    let text = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
-    fputs("gpuencode: error: \(text) (see gpuencode --help)\n", stderr)
-    exit(code.rawValue)
+// Subcommands are dispatched by the first word, so that `gpuencode IN OUT` stays the transcode (as
+// `ffmpeg -i IN OUT` has no verb) while `gpuencode filters` etc. are commands of their own. An input
+// file named like a command can be given as ./NAME.
+let subcommands: [String: ParsableCommand.Type] = [
+    "filters": FiltersCommand.self,
+    "lut": LutCommand.self,
+]
+
+/// Usage errors are one line, like every other failure; --help has the full text.
+func runCommand<C: ParsableCommand>(_ type: C.Type, _ arguments: [String], name: String) -> Never {
+    do {
+        var command = try type.parseAsRoot(arguments)
+        try command.run()
+        exit(0)
+    } catch let code as ExitCode {
+        exit(code.rawValue)
+    } catch {
+        let code = type.exitCode(for: error)
+        if code == .success { type.exit(withError: error) }
+        let message = type.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+        let text = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
+        fputs("gpuencode: error: \(text) (see \(name) --help)\n", stderr)
+        exit(code.rawValue)
+    }
 }
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if let first = arguments.first, let command = subcommands[first] {
+    runCommand(command, Array(arguments.dropFirst()), name: "gpuencode \(first)")
+}
+runCommand(GPUEncode.self, arguments, name: "gpuencode")
