@@ -110,10 +110,13 @@ public struct ResourceContext: Sendable {
     /// working directory, and built-ins also find the files embedded from presets/assets).
     public var baseDirectory: String?
     public var builtin: Bool
+    /// The preset's file (or `builtin:NAME`), for errors found later (shader compilation).
+    public var origin: String?
 
-    public init(baseDirectory: String?, builtin: Bool = false) {
+    public init(baseDirectory: String?, builtin: Bool = false, origin: String? = nil) {
         self.baseDirectory = baseDirectory
         self.builtin = builtin
+        self.origin = origin
     }
 
     public func resolve(_ path: String) -> String {

@@ -147,7 +147,10 @@ final class ChainRenderer {
                     \(last ? calls : "")    fragColor = c;
                     }
                     """
-                    let program = try ShaderProgram(fragment: text, label: "\(f.declaration.name) pass \(k + 1)")
+                    let program: ShaderProgram
+                    do { program = try ShaderProgram(checking: text, label: "\(f.declaration.name) pass \(k + 1)") } catch let e as ShaderCompileError {
+                        throw ChainRenderer.authorError(e, filter: f, index: Int(prefix.dropFirst().dropLast()) ?? 0)
+                    }
                     program.use()
                     program.set("\(prefix)input", int: 0)
                     program.set("\(prefix)source", int: 1)
@@ -172,6 +175,34 @@ final class ChainRenderer {
             pass.program.set("outSize", Float(pass.target.width), Float(pass.target.height))
         }
         try FrameRenderer.checkError("setting up the filter chain")
+    }
+
+    /// A custom shader's compile error, told in the author's terms: the preset, the filter and the
+    /// line of the shader's own text (its source is numbered from 1 by a #line directive).
+    static func authorError(_ e: ShaderCompileError, filter f: FilterInstance, index: Int) -> GPUEncodeError {
+        guard f.declaration.category == .custom else { return GPUEncodeError(.gpu, e.description) }
+        var lines: [String] = []
+        for line in e.log.split(separator: "\n") {
+            var text = String(line)
+            // Mesa: "0:12(5): error: ..."; NVIDIA: "0(12) : error ...".
+            if let n = ChainRenderer.lineNumber(text) {
+                if n >= 100000 { continue }
+                text = "line \(n): " + (text.split(separator: ":", maxSplits: 2).dropFirst(2).first.map { String($0).trimmingSpaces } ?? text)
+            }
+            lines.append(text)
+        }
+        let errors = lines.filter { $0.contains("error") }
+        if !errors.isEmpty { lines = errors }
+        let what = f.declaration.summary.replacingAll("custom shader ", with: "")
+        return GPUEncodeError(.preset, path: f.context.origin, "filters[\(index)] shader \(what) does not compile: \(lines.prefix(3).joined(separator: "; "))")
+    }
+
+    static func lineNumber(_ text: String) -> Int? {
+        let chars = Array(text)
+        guard chars.count > 2, chars[0] == "0", chars[1] == ":" || chars[1] == "(" else { return nil }
+        var digits = ""
+        for c in chars.dropFirst(2) { if c.isNumber { digits.append(c) } else { break } }
+        return Int(digits)
     }
 
     private func owners(_ points: [(String, FilterInstance)]) -> [(String, FilterInstance)] {

@@ -1,5 +1,13 @@
 import CEGL
 
+/// A shader that did not compile; the log keeps its lines so a custom shader's errors can be mapped
+/// back to the author's line numbers.
+struct ShaderCompileError: Error, CustomStringConvertible {
+    let label: String
+    let log: String
+    var description: String { "compiling the \(label) shader failed: \(log.split(separator: "\n").joined(separator: " | "))" }
+}
+
 /// A linked vertex + fragment program, compiled once per run.
 final class ShaderProgram {
     let id: GLuint
@@ -14,7 +22,15 @@ final class ShaderProgram {
     }
     """
 
-    init(fragment: String, label: String) throws {
+    /// Compile failures are GPU errors (exit 69) here: our own shaders must compile.
+    convenience init(fragment: String, label: String) throws {
+        do { try self.init(checking: fragment, label: label) } catch let e as ShaderCompileError {
+            throw GPUEncodeError(.gpu, e.description)
+        }
+    }
+
+    /// Throws `ShaderCompileError` with the log, for shaders that come from a preset.
+    init(checking fragment: String, label: String) throws {
         let vs = try ShaderProgram.compile(GLenum(GL_VERTEX_SHADER), ShaderProgram.fullScreenVertexShader, label: label)
         defer { glDeleteShader(vs) }
         let fs = try ShaderProgram.compile(GLenum(GL_FRAGMENT_SHADER), fragment, label: label)
@@ -68,14 +84,14 @@ final class ShaderProgram {
         var ok: GLint = 0
         glGetShaderiv(shader, GLenum(GL_COMPILE_STATUS), &ok)
         guard ok == GL_TRUE else {
-            let log = infoLog(shader, program: false)
+            let log = infoLog(shader, program: false, joined: false)
             glDeleteShader(shader)
-            throw GPUEncodeError(.gpu, "compiling the \(label) shader failed: \(log)")
+            throw ShaderCompileError(label: label, log: log)
         }
         return shader
     }
 
-    private static func infoLog(_ object: GLuint, program: Bool) -> String {
+    private static func infoLog(_ object: GLuint, program: Bool, joined: Bool = true) -> String {
         var length: GLint = 0
         if program { glGetProgramiv(object, GLenum(GL_INFO_LOG_LENGTH), &length) } else {
             glGetShaderiv(object, GLenum(GL_INFO_LOG_LENGTH), &length)
@@ -84,7 +100,7 @@ final class ShaderProgram {
         var buffer = [GLchar](repeating: 0, count: Int(length))
         if program { glGetProgramInfoLog(object, length, nil, &buffer) } else { glGetShaderInfoLog(object, length, nil, &buffer) }
         let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return text.split(separator: "\n").joined(separator: " | ")
+        return joined ? text.split(separator: "\n").joined(separator: " | ") : text
     }
 }
 
