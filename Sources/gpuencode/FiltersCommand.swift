@@ -61,6 +61,7 @@ struct FiltersCommand: ParsableCommand {
         case .point: return "point filter, fused with its neighbours"
         case .sampling(_, let passes): return "samples its neighbourhood, \(passes.count) pass\(passes.count == 1 ? "" : "es")"
         case .blend: return "blend of the chain so far with a second input"
+        case .average: return "a measurement; the picture passes through"
         }
     }
 }

@@ -88,6 +88,9 @@ struct GPUEncode: ParsableCommand {
     @Flag(name: .customLong("no-progress"), help: "No progress line, even on a terminal.")
     var noProgress = false
 
+    @Flag(help: "Print each frame's measurements (averageColor filters) on stdout, one line per frame: frame=N time=SECONDS averageColor=R,G,B,A (0-1).")
+    var stats = false
+
     @Flag(name: .customLong("list-presets"), help: "List the built-in presets and exit.")
     var listPresets = false
 
@@ -160,6 +163,16 @@ struct GPUEncode: ParsableCommand {
             }
             options.gpu = selection
             options.progress = reporter
+            if stats {
+                if !preset.filters.contains(where: { $0.declaration.name == "averageColor" }) {
+                    throw GPUEncodeError(.usage, path: self.preset, "--stats needs an averageColor filter in the preset (e.g. {\"filter\": \"averageColor\"})")
+                }
+                options.statistics = { frame, time, values in
+                    let fields = values.map { "\($0.name)=" + $0.value.map { String(format4($0)) }.joined(separator: ",") }
+                    print("frame=\(frame) time=\(String(format4(time))) " + fields.joined(separator: " "))
+                    fflush(stdout)
+                }
+            }
             options.log = { level, message in
                 guard level == .warning || verbose else { return }
                 shared?.interruptLine()
@@ -177,6 +190,11 @@ struct GPUEncode: ParsableCommand {
             throw ExitCode(error.exitCode)
         }
     }
+}
+
+func format4(_ v: Double) -> String {
+    let r = (v * 10000).rounded() / 10000
+    return String(r)
 }
 
 func format1(_ v: Double) -> String {

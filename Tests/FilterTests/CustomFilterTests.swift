@@ -92,3 +92,42 @@ final class CustomFilterTests: FilterTestCase {
         }
     }
 }
+
+/// `averageColor`: a GPU reduction whose result later filters can read.
+final class AverageColorTests: FilterTestCase {
+    private func mean(_ image: RGBAImage) -> RGBA {
+        var s = RGBA()
+        for y in 0..<image.height { for x in 0..<image.width { s += TestImages.color(image, x, y) } }
+        return s / Double(image.width * image.height)
+    }
+
+    func testMeanOfThePictureAndPassThrough() throws {
+        // Sizes that are not multiples of 4 exercise the partial blocks at the edges.
+        for (w, h) in [(64, 48), (61, 37), (300, 7)] {
+            let image = RGBAImage(width: w, height: h) { x, y in
+                (UInt8((x * 255) / max(w - 1, 1)), UInt8((y * 97 + x * 13) % 256), UInt8(x < w / 3 ? 255 : 20), 255)
+            }
+            let renderer = try ImageRenderer(width: w, height: h, filters: [try filter("averageColor")])
+            let out = try renderer.render(image)
+            XCTAssertEqual(out, image, "the picture passes through unchanged")
+            let measured = renderer.statistics.first { $0.name == "averageColor" }?.value ?? []
+            let expected = mean(image)
+            XCTAssertEqual(measured.count, 4)
+            // Each 4x4 reduction level rounds to 8 bits: a few levels of half a code value at most.
+            for c in 0..<4 { XCTAssertEqual(measured[c] * 255, expected[c] * 255, accuracy: 1.5, "\(w)x\(h) channel \(c)") }
+        }
+    }
+
+    func testLaterShaderReadsTheAverage() throws {
+        let shader = """
+        varying highp vec2 textureCoordinate;
+        uniform sampler2D inputImageTexture;
+        void main() { gl_FragColor = vec4(averageColor.rgb, 1.0); }
+        """
+        let json = try JSONSerialization.data(withJSONObject: ["version": 1, "name": "a", "filters": [["filter": "averageColor"], ["filter": "shader", "source": shader]]] as [String: Any])
+        let preset = try Preset.parse(json: String(decoding: json, as: UTF8.self), origin: "/tmp/a.json")
+        let out = try render(preset.filters)
+        let expected = mean(TestImages.pattern)
+        assertMatches(out, tolerance: 2) { _, _ in RGBA(expected.rgb, 1) }
+    }
+}

@@ -95,6 +95,29 @@ extension PipelineTests {
 /// Fusing a chain of filters into one shader must look the same as GPUImage's one pass per
 /// filter through 8-bit textures: within one code value everywhere, on a synthetic image with
 /// edges, gradients and saturated colours.
+final class StatsTests: GPUEncodeTestCase {
+    /// --stats prints one line per frame, in order, with the averageColor the GPU measured.
+    func testStatsLinePerFrame() throws {
+        let input = scratch("grey.mp4")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=c=0x808080:size=128x96:rate=10",
+                                         "-t", "0.5", "-pix_fmt", "yuv420p", "-colorspace", "bt709", "-c:v", "libx264", "-crf", "0", input.path])
+        let preset = scratch("avg.json")
+        try Data(#"{"version": 1, "name": "avg", "filters": [{"filter": "averageColor"}]}"#.utf8).write(to: preset)
+        let result = try gpuencode([input.path, scratch("out.mp4").path, "--preset", preset.path, "--stats"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = result.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 5)
+        for (i, line) in lines.enumerated() {
+            XCTAssertTrue(line.hasPrefix("frame=\(i) time="), String(line))
+            let values = line.split(separator: "=").last!.split(separator: ",").compactMap { Double($0) }
+            XCTAssertEqual(values.count, 4, String(line))
+            for v in values.prefix(3) { XCTAssertEqual(v, 128.0 / 255, accuracy: 2.0 / 255, String(line)) }
+        }
+        let refused = try gpuencode([input.path, scratch("out2.mp4").path, "--preset", "sepia", "--stats"])
+        XCTAssertEqual(refused.status, ExitCode.usage)
+    }
+}
+
 final class FusionTests: GPUEncodeTestCase {
     /// Both round to 8 bits after every filter; a float tie that rounds the other way is one code
     /// value, which a later gain (contrast 1.6 x saturation 1.5 measured 2) multiplies, so the

@@ -3,6 +3,7 @@
 public enum CustomFilters {
     public static let all: [FilterDeclaration] = [
         ShaderFilter.declaration,
+        AverageColorFilter.declaration,
     ]
 }
 
@@ -97,4 +98,13 @@ public enum ShaderFilter {
         default: return "float"
         }
     }
+}
+
+public enum AverageColorFilter {
+    public static let declaration = FilterDeclaration(
+        name: "averageColor",
+        summary: "Measures the mean colour of the picture on the GPU (repeated 4x4 reductions); the picture passes through. Later filters and shaders read it as `averageColor` (vec4); --stats prints it per frame.",
+        category: .analysis,
+        kind: .average
+    )
 }

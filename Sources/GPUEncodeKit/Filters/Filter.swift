@@ -82,6 +82,10 @@ public enum FilterKind: Sendable {
     /// second input (its `with` member: a colour, a generator or an image). Fused: the second input is
     /// evaluated at the same position.
     case blend(glsl: String)
+    /// The mean colour of the filter's input, by repeated 4x4 reductions on the GPU; the picture
+    /// passes through unchanged. Later filters (and custom shaders) read it as the built-in
+    /// `uniform vec4 averageColor`; `--stats` prints it per frame.
+    case average
 }
 
 /// A texture a filter samples, made once per run.

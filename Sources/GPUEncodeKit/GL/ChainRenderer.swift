@@ -23,7 +23,12 @@ final class ChainRenderer {
         var input: RenderTarget?
         var source: RenderTarget?
         var bindings: FilterBindings
+        /// Set on the last reduction pass of `averageColor`: read its 1x1 result back.
+        var statistic: String? = nil
     }
+
+    /// Per-frame measurements (`averageColor`: RGBA 0...1) of the last `render`.
+    private(set) var statistics: [(name: String, value: [Double])] = []
 
     private var passes: [Pass] = []
     var output: RenderTarget { passes[passes.count - 1].target }
@@ -37,10 +42,11 @@ final class ChainRenderer {
         /// Unfused mode: one point filter reading the previous texture.
         case copy([(String, FilterInstance)])
         case sampling(String, FilterInstance, [(String, FilterInstance)])
+        case average(String, FilterInstance, [(String, FilterInstance)])
 
         var points: [(String, FilterInstance)] {
             switch self {
-            case .source(let p), .copy(let p), .sampling(_, _, let p): return p
+            case .source(let p), .copy(let p), .sampling(_, _, let p), .average(_, _, let p): return p
             }
         }
 
@@ -49,6 +55,7 @@ final class ChainRenderer {
             case .source(let list): return .source(list + [p])
             case .copy(let list): return .copy(list + [p])
             case .sampling(let prefix, let f, let list): return .sampling(prefix, f, list + [p])
+            case .average(let prefix, let f, let list): return .average(prefix, f, list + [p])
             }
         }
     }
@@ -61,7 +68,12 @@ final class ChainRenderer {
     }
 
     static func needsSampling(_ filters: [FilterInstance]) -> Bool {
-        filters.contains { f in if case .sampling = f.declaration.kind { return true } else { return false } }
+        filters.contains { f in
+            switch f.declaration.kind {
+            case .sampling, .average: return true
+            case .point, .blend: return false
+            }
+        }
     }
 
     init(source: ChainSource, filters: [FilterInstance], fuse: Bool = true) throws {
@@ -70,6 +82,8 @@ final class ChainRenderer {
             let prefix = "f\(i)_"
             if case .sampling = f.declaration.kind {
                 segments.append(.sampling(prefix, f, []))
+            } else if case .average = f.declaration.kind {
+                segments.append(.average(prefix, f, []))
             } else if !fuse && !segments[segments.count - 1].points.isEmpty {
                 segments.append(.copy([(prefix, f)]))
             } else {
@@ -122,6 +136,49 @@ final class ChainRenderer {
                                    bindings: try FilterBindings(program: program, owners: owners(segment.points), resources: &resources,
                                                                 inputSize: size)))
                 if let current { free.append(current) }
+                current = target
+            case .average(let prefix, let f, _):
+                // 4x4 blocks averaged per pass down to one texel; then the picture itself goes on,
+                // through a copy pass that also runs the point filters after this one.
+                let picture = current!
+                var input = picture
+                var inputSize = size
+                var first = true
+                var scale = 1
+                repeat {
+                    let next = ((inputSize.0 + 3) / 4, (inputSize.1 + 3) / 4)
+                    let program = try ShaderProgram(fragment: ChainRenderer.header + ChainRenderer.reduction, label: "\(f.declaration.name) reduction")
+                    program.use()
+                    program.set("reduceInput", int: 0)
+                    glUniform2i(program.location("reduceSize"), GLint(inputSize.0), GLint(inputSize.1))
+                    glUniform2i(program.location("pictureSize"), GLint(size.0), GLint(size.1))
+                    program.set("reduceScale", int: Int32(scale))
+                    scale *= 4
+                    let target = try take(next.0, next.1)
+                    passes.append(Pass(program: program, target: target, input: input, source: input,
+                                       bindings: try FilterBindings(program: program, owners: [], resources: &resources)))
+                    if !first { free.append(input) }
+                    first = false
+                    input = target
+                    inputSize = next
+                } while inputSize.0 > 1 || inputSize.1 > 1
+                passes[passes.count - 1].statistic = prefix + f.declaration.name
+                free.append(input)
+                let program = try ShaderProgram(fragment: ChainRenderer.header + "uniform highp sampler2D prevTex;\n" + declarations + """
+                out vec4 fragColor;
+                void main() {
+                    vec2 uv = gl_FragCoord.xy / outSize;
+                    vec4 c = texelFetch(prevTex, ivec2(gl_FragCoord.xy), 0);
+                \(calls)    fragColor = c;
+                }
+                """, label: "after \(f.declaration.name)")
+                program.use()
+                program.set("prevTex", int: 0)
+                let target = try take(size.0, size.1)
+                passes.append(Pass(program: program, target: target, input: picture, source: picture,
+                                   bindings: try FilterBindings(program: program, owners: owners(segment.points), resources: &resources,
+                                                                inputSize: size)))
+                free.append(picture)
                 current = target
             case .sampling(let prefix, let f, let points):
                 guard case .sampling(let glsl, let passSources) = f.declaration.kind else { continue }
@@ -213,11 +270,14 @@ final class ChainRenderer {
     /// Returns the target holding the result.
     @discardableResult
     func render(time: Double, frameIndex: Int) -> RenderTarget {
+        statistics.removeAll(keepingCapacity: true)
+        var average: [Float]? = nil
         for pass in passes {
             pass.target.bind()
             pass.program.use()
             pass.program.set("time", Float(time))
             pass.program.set("frameIndex", Float(frameIndex))
+            if let average { glUniform4f(pass.program.location("averageColor"), average[0], average[1], average[2], average[3]) }
             if let input = pass.input {
                 glActiveTexture(GLenum(GL_TEXTURE0))
                 glBindTexture(GLenum(GL_TEXTURE_2D), input.textures[0].id)
@@ -226,9 +286,46 @@ final class ChainRenderer {
             }
             pass.bindings.bind()
             glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+            if let name = pass.statistic {
+                var texel: [UInt8] = [0, 0, 0, 0]
+                glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), pass.target.fbo)
+                glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
+                glReadPixels(0, 0, 1, 1, GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), &texel)
+                let value = texel.map { Double($0) / 255 }
+                statistics.append((String(name.split(separator: "_").last ?? Substring(name)), value))
+                average = value.map(Float.init)
+            }
         }
         return output
     }
+
+    /// One output texel per 4x4 block of the input: the mean of the picture's pixels the block
+    /// stands for. An input texel covers `reduceScale` x `reduceScale` pixels of the picture
+    /// (`pictureSize`), fewer at the right and bottom edges, so each is weighted by its true area.
+    static let reduction = """
+    uniform highp sampler2D reduceInput;
+    uniform ivec2 reduceSize;
+    uniform ivec2 pictureSize;
+    uniform int reduceScale;
+    out vec4 fragColor;
+    void main() {
+        ivec2 base = ivec2(gl_FragCoord.xy) * 4;
+        vec4 sum = vec4(0.0);
+        float total = 0.0;
+        for (int y = 0; y < 4; y++) {
+            for (int x = 0; x < 4; x++) {
+                ivec2 p = base + ivec2(x, y);
+                if (p.x < reduceSize.x && p.y < reduceSize.y) {
+                    ivec2 covered = min((p + 1) * reduceScale, pictureSize) - p * reduceScale;
+                    float w = float(covered.x * covered.y);
+                    sum += texelFetch(reduceInput, p, 0) * w;
+                    total += w;
+                }
+            }
+        }
+        fragColor = sum / total;
+    }
+    """
 
     static let header = """
     #version 300 es

@@ -8,6 +8,7 @@ enum FilterCodegen {
     uniform vec2 outSize;
     uniform float time;
     uniform float frameIndex;
+    uniform vec4 averageColor;
 
     """
 
@@ -40,7 +41,7 @@ enum FilterCodegen {
                 s += "vec4 \(prefix)apply(vec4 c, vec2 uv) { return \(prefix)blend(c, vec4(0.0)); }\n"
             }
             return s
-        case .sampling:
+        case .sampling, .average:
             preconditionFailure("\(f.declaration.name) samples its input; it cannot be fused")
         }
     }

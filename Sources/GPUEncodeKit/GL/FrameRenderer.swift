@@ -101,7 +101,10 @@ public final class FrameRenderer {
     private var conversion: [(program: ShaderProgram, target: RenderTarget)] = []
     private var vao: GLuint = 0
     private var scratch: [UInt8] = []
-    private var frameIndex = 0
+    /// Frames rendered so far.
+    public private(set) var frameIndex = 0
+    /// The last frame's measurements (`averageColor`), in chain order.
+    public var statistics: [(name: String, value: [Double])] { chain?.statistics ?? [] }
 
     /// Pixel buffer objects for the single-pass path's transfers (set on hardware GPUs).
     private let transfers: TransferBuffers?

@@ -10,6 +10,8 @@ public final class ImageRenderer {
     public let inputHeight: Int
     public var outputWidth: Int { chain.outputWidth }
     public var outputHeight: Int { chain.outputHeight }
+    /// The last render's measurements (`averageColor`: RGBA 0...1), in chain order.
+    public var statistics: [(name: String, value: [Double])] { chain.statistics }
 
     /// `fuse: false` renders each point filter in a pass of its own (the reference for fusion).
     public init(width: Int, height: Int, filters: [FilterInstance], fuse: Bool = true) throws {

@@ -17,6 +17,9 @@ public struct TranscodeOptions: Sendable {
     public var progress: ProgressReporter?
     /// Receives warnings and (when verbose) notes, one line each.
     public var log: @Sendable (LogLevel, String) -> Void = { _, _ in }
+    /// Receives each frame's measurements (`averageColor` filters), in frame order: the frame's
+    /// index, its time in seconds from the start, and name → values.
+    public var statistics: (@Sendable (Int, Double, [(name: String, value: [Double])]) -> Void)?
 
     public init(input: String, output: String, preset: Preset) {
         self.input = input
@@ -464,6 +467,9 @@ public final class Transcoder {
             // Filter time (keyframes, animated shaders) runs from 0 at the start of the media.
             let time = max(0, seconds(frame.pointee.pts, input.videoStream.pointee.time_base) - mediaStart)
             try renderer.render(source: framePlanes(frame), output: framePlanes(out), time: time)
+            if let report = options.statistics, !renderer.statistics.isEmpty {
+                report(renderer.frameIndex - 1, time, renderer.statistics)
+            }
         } catch {
             var o: UnsafeMutablePointer<AVFrame>? = out
             av_frame_free(&o)
