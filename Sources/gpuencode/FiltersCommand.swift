@@ -20,7 +20,14 @@ struct FiltersCommand: ParsableCommand {
     @Argument(help: "A filter name.")
     var name: String?
 
+    @Flag(help: "Print the reference of every filter as Markdown (what docs/filters.md holds).")
+    var markdown = false
+
     func run() throws {
+        if markdown {
+            print(FilterDocs.markdown(), terminator: "")
+            return
+        }
         guard let name else {
             for category in FilterCategory.allCases {
                 let list = FilterRegistry.all.filter { $0.category == category }
