@@ -108,6 +108,17 @@ public final class FrameRenderer {
 
     /// Pixel buffer objects for the single-pass path's transfers (set on hardware GPUs).
     private let transfers: TransferBuffers?
+    /// Readbacks queued by `submit` and not yet collected: which set of read buffers holds each.
+    private var pendingReads: [Int] = []
+    private var nextReadSet = 0
+    /// Two sets of read buffers: frame N's readback is still in flight while frame N+1 is drawn.
+    static let readSets = 2
+
+    /// Whether `submit`/`collect` overlap one frame's readback with the next frame's work
+    /// (pixel buffer objects on the single-pass path); otherwise use `render`.
+    public var canPipeline: Bool { transfers != nil }
+    /// Frames submitted and not yet collected.
+    public var pendingFrames: Int { pendingReads.count }
 
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
                 pixelBuffers: Bool = false) throws {
@@ -120,7 +131,7 @@ public final class FrameRenderer {
         // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
         // more than the arithmetic around it.
         packed = direct && FrameRenderer.isUpright420(g)
-        transfers = packed && pixelBuffers ? TransferBuffers(count: 6) : nil
+        transfers = packed && pixelBuffers ? TransferBuffers(count: 3 + 3 * FrameRenderer.readSets) : nil
         if packed {
             planes = [
                 Texture(width: (g.sourceWidth + 3) / 4, height: g.sourceHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
@@ -229,10 +240,38 @@ public final class FrameRenderer {
         path == .direct && isUpright420(g) && !ChainRenderer.needsSampling(filters)
     }
 
-    /// Renders one frame at `time` seconds: `source` holds the Y, Cb, Cr planes; `output` receives
-    /// Y, Cb, Cr, or Y and CbCr when `writesNV12`.
-    public func render(source: [Plane], output: [Plane], time: Double = 0) throws {
-        precondition(source.count == 3 && output.count == (packed ? 2 : 3))
+    /// Starts a frame on the pipelined path: upload, draw and a queued readback, without waiting.
+    /// Collect it (in order) with `collect` once the next frame has been submitted.
+    public func submit(source: [Plane], time: Double = 0) throws {
+        precondition(canPipeline && pendingReads.count < FrameRenderer.readSets)
+        upload(source)
+        draw(time: time)
+        frameIndex += 1
+        queueReadback()
+        try FrameRenderer.checkError("rendering a frame")
+    }
+
+    /// Waits for the oldest submitted frame and copies it into `output` (Y and CbCr).
+    public func collect(into output: [Plane]) throws {
+        guard let transfers, !pendingReads.isEmpty else { return }
+        let base = 3 + 3 * pendingReads.removeFirst()
+        let target = fast[0].target
+        let y = output[0]
+        transfers.finishRead(base, target: target, into: y.data, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
+        transfers.finishRead(base + 1, target: target, into: y.data + y.stride, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
+        transfers.finishRead(base + 2, target: target, into: output[1].data, stride: output[1].stride, rowBytes: geometry.outputWidth)
+        try FrameRenderer.checkError("reading a frame back")
+    }
+
+    private func queueReadback() {
+        guard let transfers else { return }
+        let set = nextReadSet
+        nextReadSet = (nextReadSet + 1) % FrameRenderer.readSets
+        for a in 0..<3 { transfers.startRead(3 + 3 * set + a, target: fast[0].target, attachment: a) }
+        pendingReads.append(set)
+    }
+
+    private func upload(_ source: [Plane]) {
         for (i, t) in planes.enumerated() {
             glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
             if let transfers { transfers.upload(i, texture: t, data: source[i].data, stride: source[i].stride) } else if packed {
@@ -241,6 +280,24 @@ public final class FrameRenderer {
                 t.upload(source[i].data, stride: source[i].stride)
             }
         }
+    }
+
+    private func draw(time: Double) {
+        for (program, target, bindings) in fast {
+            target.bind()
+            program.use()
+            program.set("time", Float(time))
+            program.set("frameIndex", Float(frameIndex))
+            bindings.bind()
+            glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+        }
+    }
+
+    /// Renders one frame at `time` seconds: `source` holds the Y, Cb, Cr planes; `output` receives
+    /// Y, Cb, Cr, or Y and CbCr when `writesNV12`.
+    public func render(source: [Plane], output: [Plane], time: Double = 0) throws {
+        precondition(source.count == 3 && output.count == (packed ? 2 : 3) && pendingReads.isEmpty)
+        upload(source)
         defer { frameIndex += 1 }
         if let chain {
             let result = chain.render(time: time, frameIndex: frameIndex)
@@ -257,21 +314,11 @@ public final class FrameRenderer {
             try FrameRenderer.checkError("rendering a frame")
             return
         }
-        for (program, target, bindings) in fast {
-            target.bind()
-            program.use()
-            program.set("time", Float(time))
-            program.set("frameIndex", Float(frameIndex))
-            bindings.bind()
-            glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
-        }
+        draw(time: time)
         let target = fast[0].target
-        if let transfers {
-            let y = output[0]
-            for a in 0..<3 { transfers.startRead(3 + a, target: target, attachment: a) }
-            transfers.finishRead(3, target: target, into: y.data, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
-            transfers.finishRead(4, target: target, into: y.data + y.stride, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
-            transfers.finishRead(5, target: target, into: output[1].data, stride: output[1].stride, rowBytes: geometry.outputWidth)
+        if transfers != nil {
+            queueReadback()
+            try collect(into: output)
         } else if packed {
             // Even and odd rows come from two targets: each fills every other row of the plane.
             let y = output[0]

@@ -421,6 +421,16 @@ public final class Transcoder {
 
     private func gpuStage() {
         defer { toEncoder.close() }
+        // On the pipelined path a frame's readback is collected after the next frame is submitted,
+        // so these output frames are in flight (at most two).
+        var inFlight: [UnsafeMutablePointer<AVFrame>] = []
+        defer { for o in inFlight { var p: UnsafeMutablePointer<AVFrame>? = o; av_frame_free(&p) } }
+        func deliver(_ out: UnsafeMutablePointer<AVFrame>) {
+            if !toEncoder.push(out) {
+                var o: UnsafeMutablePointer<AVFrame>? = out
+                av_frame_free(&o)
+            }
+        }
         do {
             let gl = try makeContext()
             defer { withExtendedLifetime(gl) {} }
@@ -430,17 +440,50 @@ public final class Transcoder {
                 defer { av_frame_free(&f) }
                 if failed { continue }
                 let t0 = monotonicSeconds()
-                let out = try render(frame, with: renderer)
+                if renderer.canPipeline {
+                    let out = try outputFrame(for: frame)
+                    inFlight.append(out)
+                    try renderer.submit(source: framePlanes(frame), time: frameTime(frame))
+                    if renderer.pendingFrames > 1 {
+                        let done = inFlight.removeFirst()
+                        try renderer.collect(into: framePlanes(done))
+                        deliver(done)
+                    }
+                } else {
+                    deliver(try render(frame, with: renderer))
+                }
                 let dt = monotonicSeconds() - t0
                 busy.withLock { $0.gpu += dt }
-                if !toEncoder.push(out) {
-                    var o: UnsafeMutablePointer<AVFrame>? = out
-                    av_frame_free(&o)
-                }
+            }
+            while !inFlight.isEmpty && !failed {
+                let done = inFlight.removeFirst()
+                try renderer.collect(into: framePlanes(done))
+                deliver(done)
             }
         } catch {
             fail(error)
         }
+    }
+
+    /// A new output frame with the input frame's timestamps.
+    private func outputFrame(for frame: UnsafeMutablePointer<AVFrame>) throws -> UnsafeMutablePointer<AVFrame> {
+        guard let out = av_frame_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
+        out.pointee.width = Int32(geometry.outputWidth)
+        out.pointee.height = Int32(geometry.outputHeight)
+        out.pointee.format = outputFormat.rawValue
+        out.pointee.pts = frame.pointee.pts
+        out.pointee.pkt_duration = frame.pointee.pkt_duration
+        do { try check(av_frame_get_buffer(out, 0), .internal, path: nil, "frame allocation") } catch {
+            var o: UnsafeMutablePointer<AVFrame>? = out
+            av_frame_free(&o)
+            throw error
+        }
+        return out
+    }
+
+    /// Filter time (keyframes, animated shaders) runs from 0 at the start of the media.
+    private func frameTime(_ frame: UnsafeMutablePointer<AVFrame>) -> Double {
+        max(0, seconds(frame.pointee.pts, input.videoStream.pointee.time_base) - mediaStart)
     }
 
     private func makeContext() throws -> GLContext {
@@ -458,14 +501,9 @@ public final class Transcoder {
 
     /// One frame through the GPU into a new 4:2:0 frame carrying the same timestamps.
     private func render(_ frame: UnsafeMutablePointer<AVFrame>, with renderer: FrameRenderer) throws -> UnsafeMutablePointer<AVFrame> {
-        guard let out = av_frame_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
-        out.pointee.width = Int32(geometry.outputWidth)
-        out.pointee.height = Int32(geometry.outputHeight)
-        out.pointee.format = outputFormat.rawValue
+        let out = try outputFrame(for: frame)
         do {
-            try check(av_frame_get_buffer(out, 0), .internal, path: nil, "frame allocation")
-            // Filter time (keyframes, animated shaders) runs from 0 at the start of the media.
-            let time = max(0, seconds(frame.pointee.pts, input.videoStream.pointee.time_base) - mediaStart)
+            let time = frameTime(frame)
             try renderer.render(source: framePlanes(frame), output: framePlanes(out), time: time)
             if let report = options.statistics, !renderer.statistics.isEmpty {
                 report(renderer.frameIndex - 1, time, renderer.statistics)
@@ -475,8 +513,6 @@ public final class Transcoder {
             av_frame_free(&o)
             throw error
         }
-        out.pointee.pts = frame.pointee.pts
-        out.pointee.pkt_duration = frame.pointee.pkt_duration
         return out
     }
 
