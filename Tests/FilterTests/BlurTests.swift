@@ -145,8 +145,8 @@ final class BlurTests: FilterTestCase {
                 return source[x, y] * (1 - t) + blurred[x, y] * t
             }
         }
-        XCTAssertNotNil(FilterInstance(TiltShiftFilter.declaration, values: ["topFocusLevel": .float(0.7)]).declaration.check?(
-            FilterInstance(TiltShiftFilter.declaration, values: ["topFocusLevel": .float(0.7)])))
+        // A band upside down is refused when the preset loads.
+        XCTAssertNotNil(TiltShiftFilter.declaration.check?(FilterInstance(TiltShiftFilter.declaration, values: ["topFocusLevel": .float(0.7)])))
     }
 
     func testUnsharpMaskAddsTheDifferenceFromTheBlur() throws {
