@@ -136,6 +136,19 @@ final class GeometryTests: FilterTestCase {
         }
     }
 
+    func testFiltersAfterAGeometryFilterSeeTheNewSize() throws {
+        // A blur and a point filter after a crop work on the 32x24 picture, its edges clamped there.
+        let out = try render([try filter("crop", ["x": .float(0.25), "y": .float(0.25), "width": .float(0.5), "height": .float(0.5)]),
+                              try filter("boxBlur", ["radius": .int(1)]), try filter("grayscale")])
+        XCTAssertEqual(size(out), [32, 24])
+        let cropped = Picture(width: 32, height: 24) { x, y in self.source[16 + x, 12 + y] }
+        let blurred = separable(cropped, [1.0 / 3, 1.0 / 3, 1.0 / 3])
+        assertMatches(out, tolerance: 3) { x, y in
+            let c = round8(blurred[x, y])
+            return RGBA(SIMD3(repeating: luminance709(c)), c.w)
+        }
+    }
+
     /// The encoder writes what crop and resize make (even sizes for 4:2:0).
     func testCLICropAndResizeChangeTheVideoSize() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
