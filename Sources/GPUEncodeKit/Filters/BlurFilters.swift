@@ -5,6 +5,14 @@ import Glibc
 public enum BlurFilters {
     public static let all: [FilterDeclaration] = [
         GaussianBlurFilter.declaration,
+        BoxBlurFilter.declaration,
+        FastBlurFilter.declaration,
+        SelectiveBlurFilter.declaration,
+        TiltShiftFilter.declaration,
+        UnsharpMaskFilter.declaration,
+        SharpenFilter.declaration,
+        MedianFilter.declaration,
+        BilateralFilter.declaration,
     ]
 }
 
