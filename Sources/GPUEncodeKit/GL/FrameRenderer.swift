@@ -240,6 +240,21 @@ public final class FrameRenderer {
         path == .direct && isUpright420(g) && !ChainRenderer.needsSampling(filters)
     }
 
+    /// The filtered picture as RGBA instead of Y'CbCr (previews), on a renderer made with a path
+    /// other than `.direct` (so the chain ends in an RGBA texture).
+    public func renderRGBA(source: [Plane], time: Double = 0) throws -> RGBAImage {
+        guard let chain else { preconditionFailure("renderRGBA needs the viaRGBA or unfused path") }
+        upload(source)
+        defer { frameIndex += 1 }
+        let result = chain.render(time: time, frameIndex: frameIndex)
+        var pixels = [UInt8](repeating: 0, count: result.width * result.height * 4)
+        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), result.fbo)
+        glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
+        glReadPixels(0, 0, GLsizei(result.width), GLsizei(result.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), &pixels)
+        try FrameRenderer.checkError("rendering a preview")
+        return RGBAImage(width: result.width, height: result.height, pixels: pixels)
+    }
+
     /// Starts a frame on the pipelined path: upload, draw and a queued readback, without waiting.
     /// Collect it (in order) with `collect` once the next frame has been submitted.
     public func submit(source: [Plane], time: Double = 0) throws {
