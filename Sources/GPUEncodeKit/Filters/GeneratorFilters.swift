@@ -6,6 +6,7 @@ public enum GeneratorFilters {
         SolidColorFilter.declaration,
         LinearGradientFilter.declaration,
         RadialGradientFilter.declaration,
+        ImageGeneratorFilter.declaration,
     ]
 }
 
