@@ -178,7 +178,7 @@ public enum SphereRefractionFilter {
 public enum GlassSphereFilter {
     public static let declaration = FilterDeclaration(
         name: "glassSphere",
-        summary: "A lit glass ball at center: the picture refracted the right way up, with a frosted rim and a highlight, black outside (GPUImage's GlassSphereRefraction; aspect ratio from the picture).",
+        summary: "A lit glass ball at center: the picture refracted the right way up, with a frosted rim and a highlight, transparent black outside (GPUImage's GlassSphereRefraction; aspect ratio from the picture).",
         category: .stylize,
         parameters: [
             DistortionGLSL.center,
