@@ -1,3 +1,242 @@
+// Edges, stylising and distortions: GPUImage's "visual effect" filters. The edge filters live in
+// EdgeFilters.swift and the distortions in DistortionFilters.swift; this file has the family
+// list and the rest (posterize, the pixellations, crosshatch, Kuwahara, vignette).
+
 public enum StylizeFilters {
-    public static let all: [FilterDeclaration] = []
+    public static let all: [FilterDeclaration] = [
+        SobelEdgeDetectionFilter.declaration,
+        SketchFilter.declaration,
+        ToonFilter.declaration,
+        SmoothToonFilter.declaration,
+        PosterizeFilter.declaration,
+        PixellateFilter.declaration,
+        PolarPixellateFilter.declaration,
+        PolkaDotFilter.declaration,
+        HalftoneFilter.declaration,
+        CrosshatchFilter.declaration,
+        EmbossFilter.declaration,
+        KuwaharaFilter.declaration,
+        VignetteFilter.declaration,
+        SwirlFilter.declaration,
+        BulgeFilter.declaration,
+        PinchFilter.declaration,
+        StretchFilter.declaration,
+        SphereRefractionFilter.declaration,
+        GlassSphereFilter.declaration,
+    ]
+}
+
+public enum PosterizeFilter {
+    public static let declaration = FilterDeclaration(
+        name: "posterize",
+        summary: "Rounds each colour channel to colorLevels steps: floor(c * levels + 0.5) / levels (GPUImage's Posterize; alpha kept).",
+        category: .stylize,
+        parameters: [.int("colorLevels", default: 10, range: 1...256, "number of levels per channel")],
+        // why: GPUImage rounds alpha as well; alpha is no colour, and video's is 1 anyway.
+        glsl: """
+        uniform int {{p}}colorLevels;
+        vec4 {{p}}apply(vec4 c, vec2 uv) {
+            float levels = float(max({{p}}colorLevels, 1));
+            return vec4(floor(c.rgb * levels + 0.5) / levels, c.a);
+        }
+        """
+    )
+}
+
+/// GPUImage's square cells: fractionalWidthOfAPixel of the width on both axes (its
+/// `fractionalWidthOfPixel / aspectRatio` for the height), at least one pixel, laid from the top left.
+enum CellGLSL {
+    static let uniforms = "uniform float {{p}}fractionalWidthOfAPixel;\n"
+    static let cells = """
+    float {{p}}cellWidth() { return max({{p}}fractionalWidthOfAPixel, 1.0 / {{p}}inputSize.x); }
+    vec2 {{p}}cellSize() { return {{p}}cellWidth() * vec2(1.0, {{p}}inputSize.x / {{p}}inputSize.y); }
+    vec2 {{p}}cellCentre(vec2 uv) { vec2 d = {{p}}cellSize(); return uv - mod(uv, d) + 0.5 * d; }
+    // Distance between two texture coordinates in fractions of the width.
+    float {{p}}widthDistance(vec2 a, vec2 b) {
+        return length(vec2(a.x - b.x, (a.y - b.y) * {{p}}inputSize.y / {{p}}inputSize.x));
+    }
+    """
+    static let widthParameter = ParameterDeclaration.float(
+        "fractionalWidthOfAPixel", default: 0.05, range: 0...1, "cell size as a fraction of the width (at least one pixel)")
+}
+
+public enum PixellateFilter {
+    public static let declaration = FilterDeclaration(
+        name: "pixellate",
+        summary: "Square blocks of one colour each, the colour at the block's centre (GPUImage's Pixellate; aspect ratio from the picture).",
+        category: .stylize,
+        parameters: [CellGLSL.widthParameter],
+        kind: .sampling(glsl: CellGLSL.uniforms + CellGLSL.cells, passes: ["""
+        vec4 {{p}}run(vec2 uv) { return texture({{p}}input, {{p}}cellCentre(uv)); }
+        """])
+    )
+}
+
+public enum PolarPixellateFilter {
+    public static let declaration = FilterDeclaration(
+        name: "polarPixellate",
+        summary: "Pixellation in polar coordinates about center: rings and sectors of one colour each (GPUImage's PolarPixellate).",
+        category: .stylize,
+        parameters: [
+            .vec2("center", default: [0.5, 0.5], range: -1...2, "centre, as fractions of width and height from the top left"),
+            .vec2("pixelSize", default: [0.05, 0.05], range: 0.0001...6.3,
+                  "ring width (in GPUImage's -1...1 coordinates) and sector angle (radians)"),
+        ],
+        // GPUImage's coordinates: 2 * uv - 1 about the centre, no aspect ratio, and its 0.03 added
+        // to the ring radius (so the centre of the picture is not sampled at the centre point).
+        kind: .sampling(glsl: """
+        uniform vec2 {{p}}center;
+        uniform vec2 {{p}}pixelSize;
+        """, passes: ["""
+        vec4 {{p}}run(vec2 uv) {
+            vec2 n = 2.0 * (uv - {{p}}center);
+            vec2 size = max({{p}}pixelSize, vec2(1e-4));
+            float r = length(n);
+            float phi = atan(n.y, n.x);
+            r = r - mod(r, size.x) + 0.03;
+            phi = phi - mod(phi, size.y);
+            return texture({{p}}input, 0.5 * r * vec2(cos(phi), sin(phi)) + {{p}}center);
+        }
+        """])
+    )
+}
+
+public enum PolkaDotFilter {
+    public static let declaration = FilterDeclaration(
+        name: "polkaDot",
+        summary: "Round dots on black in a square grid, each the colour at its cell's centre (GPUImage's PolkaDot; aspect ratio from the picture).",
+        category: .stylize,
+        parameters: [
+            CellGLSL.widthParameter,
+            .float("dotScaling", default: 0.9, range: 0...1, "dot diameter as a fraction of the cell"),
+        ],
+        kind: .sampling(glsl: CellGLSL.uniforms + "uniform float {{p}}dotScaling;\n" + CellGLSL.cells, passes: ["""
+        vec4 {{p}}run(vec2 uv) {
+            vec2 centre = {{p}}cellCentre(uv);
+            vec4 c = texture({{p}}input, centre);
+            float inside = step({{p}}widthDistance(uv, centre), 0.5 * {{p}}cellWidth() * {{p}}dotScaling);
+            return vec4(c.rgb * inside, c.a);
+        }
+        """])
+    )
+}
+
+public enum HalftoneFilter {
+    public static let declaration = FilterDeclaration(
+        name: "halftone",
+        summary: "Newsprint halftone: black dots on white in a square grid, larger where the cell's centre is darker (GPUImage's Halftone; aspect ratio from the picture).",
+        category: .stylize,
+        // GPUImage's code default is 0.01 (its README says 0.05).
+        parameters: [.float("fractionalWidthOfAPixel", default: 0.01, range: 0...1,
+                            "cell size as a fraction of the width (at least one pixel)")],
+        kind: .sampling(glsl: CellGLSL.uniforms + CellGLSL.cells, passes: ["""
+        vec4 {{p}}run(vec2 uv) {
+            vec2 centre = {{p}}cellCentre(uv);
+            float dark = 1.0 - dot(texture({{p}}input, centre).rgb, vec3(0.2125, 0.7154, 0.0721));
+            float inside = step({{p}}widthDistance(uv, centre), 0.5 * {{p}}cellWidth() * dark);
+            return vec4(vec3(1.0 - inside), 1.0);
+        }
+        """])
+    )
+}
+
+/// A point filter: it needs only the pixel's own colour and position, so it fuses with its
+/// neighbours in the chain (GPUImage runs it as a pass of its own).
+public enum CrosshatchFilter {
+    public static let declaration = FilterDeclaration(
+        name: "crosshatch",
+        summary: "Black-and-white crosshatch: up to four sets of diagonal lines, more of them where the luminance is darker (GPUImage's Crosshatch).",
+        category: .stylize,
+        parameters: [
+            .float("crossHatchSpacing", default: 0.03, range: 0...1, "line spacing in texture coordinates (at least one pixel of the width)"),
+            .float("lineWidth", default: 0.003, range: 0...1, "line width in texture coordinates"),
+        ],
+        glsl: """
+        uniform float {{p}}crossHatchSpacing;
+        uniform float {{p}}lineWidth;
+        vec4 {{p}}apply(vec4 c, vec2 uv) {
+            float luma = dot(c.rgb, vec3(0.2125, 0.7154, 0.0721));
+            float s = max({{p}}crossHatchSpacing, 1.0 / outSize.x);
+            float w = {{p}}lineWidth;
+            bool line = (luma < 1.0 && mod(uv.x + uv.y, s) <= w)
+                || (luma < 0.75 && mod(uv.x - uv.y, s) <= w)
+                || (luma < 0.5 && mod(uv.x + uv.y - 0.5 * s, s) <= w)
+                || (luma < 0.3 && mod(uv.x - uv.y - 0.5 * s, s) <= w);
+            return line ? vec4(0.0, 0.0, 0.0, 1.0) : vec4(1.0);
+        }
+        """
+    )
+}
+
+/// GPUImage's Kuwahara (after Kyprianidis et al.): the mean of whichever of the four
+/// (radius + 1)^2 quadrants around the pixel has the least colour variance.
+public enum KuwaharaFilter {
+    /// why: each pixel reads (2r + 1)^2 texels (289 at 8), which is already seconds a frame for
+    /// HD on a software renderer; GPUImage itself calls the filter best kept to still images.
+    public static let maxRadius = 8
+
+    public static let declaration = FilterDeclaration(
+        name: "kuwahara",
+        summary: "Oil-painting abstraction: each pixel becomes the mean of its least varied quadrant (GPUImage's Kuwahara; slow, radius up to \(maxRadius)).",
+        category: .stylize,
+        parameters: [.int("radius", default: 3, range: 1...maxRadius, "quadrant size in pixels out from the centre; larger is more abstract and much slower")],
+        // why: GPUImage steps by a fixed 1/768 x 1/1024 of the texture whatever its size; the
+        // definition (and this filter) steps by one pixel.
+        kind: .sampling(glsl: "uniform int {{p}}radius;\n", passes: ["""
+        vec4 {{p}}run(vec2 uv) {
+            ivec2 p = ivec2(uv * {{p}}inputSize);
+            ivec2 last = ivec2({{p}}inputSize) - 1;
+            int r = clamp({{p}}radius, 0, \(maxRadius));
+            vec3 m[4] = vec3[4](vec3(0.0), vec3(0.0), vec3(0.0), vec3(0.0));
+            vec3 s[4] = vec3[4](vec3(0.0), vec3(0.0), vec3(0.0), vec3(0.0));
+            for (int j = -r; j <= r; j++) {
+                for (int i = -r; i <= r; i++) {
+                    vec3 c = texelFetch({{p}}input, clamp(p + ivec2(i, j), ivec2(0), last), 0).rgb;
+                    vec3 cc = c * c;
+                    // Quadrants in GPUImage's order: top left, top right, bottom right, bottom left.
+                    if (j <= 0 && i <= 0) { m[0] += c; s[0] += cc; }
+                    if (j <= 0 && i >= 0) { m[1] += c; s[1] += cc; }
+                    if (j >= 0 && i >= 0) { m[2] += c; s[2] += cc; }
+                    if (j >= 0 && i <= 0) { m[3] += c; s[3] += cc; }
+                }
+            }
+            float n = float((r + 1) * (r + 1));
+            float best = 1e2;
+            vec3 result = vec3(0.0);
+            for (int q = 0; q < 4; q++) {
+                vec3 mean = m[q] / n;
+                vec3 v = abs(s[q] / n - mean * mean);
+                float sigma2 = v.r + v.g + v.b;
+                if (sigma2 < best) { best = sigma2; result = mean; }
+            }
+            return vec4(result, 1.0);
+        }
+        """])
+    )
+}
+
+public enum VignetteFilter {
+    public static let declaration = FilterDeclaration(
+        name: "vignette",
+        summary: "Fades to color towards the edges: a smoothstep from start to end of the distance from center in texture coordinates (GPUImage's Vignette; color's alpha scales it).",
+        category: .stylize,
+        parameters: [
+            .vec2("center", default: [0.5, 0.5], range: -1...2, "centre, as fractions of width and height from the top left"),
+            .color("color", default: [0, 0, 0, 1], "the colour faded to (its alpha: how far)"),
+            .float("start", default: 0.3, range: 0...1.5, "distance from center where the fade starts, in texture coordinates"),
+            .float("end", default: 0.75, range: 0...1.5, "distance where it is complete"),
+        ],
+        // why: GLSL's smoothstep is undefined for start >= end; written out, start == end is a hard edge.
+        glsl: """
+        uniform vec2 {{p}}center;
+        uniform vec4 {{p}}color;
+        uniform float {{p}}start;
+        uniform float {{p}}end;
+        vec4 {{p}}apply(vec4 c, vec2 uv) {
+            float t = clamp((distance(uv, {{p}}center) - {{p}}start) / max({{p}}end - {{p}}start, 1e-6), 0.0, 1.0);
+            t = t * t * (3.0 - 2.0 * t);
+            return vec4(mix(c.rgb, {{p}}color.rgb, t * {{p}}color.a), c.a);
+        }
+        """
+    )
 }
