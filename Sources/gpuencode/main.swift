@@ -29,6 +29,7 @@ struct GPUEncode: ParsableCommand {
 
         OTHER COMMANDS:
           gpuencode filters [NAME]          list the filters, or describe one with its parameters
+          gpuencode preview IN -o OUT.png   one filtered frame as a picture (--preset, --at SECONDS)
           gpuencode lut identity OUT.png    write an identity lookup image to colour-grade in an editor
 
         EXIT CODES:
@@ -219,6 +220,7 @@ func parseBitrate(_ text: String) -> Int64? {
 let subcommands: [String: ParsableCommand.Type] = [
     "filters": FiltersCommand.self,
     "lut": LutCommand.self,
+    "preview": PreviewCommand.self,
 ]
 
 /// Usage errors are one line, like every other failure; --help has the full text.

@@ -99,12 +99,14 @@ public enum ImageIO {
         }
         var c: UnsafeMutablePointer<AVCodecContext>? = ctx
         defer { avcodec_free_context(&c) }
-        let format = jpeg ? AV_PIX_FMT_YUVJ444P : AV_PIX_FMT_RGBA
+        let format = jpeg ? AV_PIX_FMT_YUV444P : AV_PIX_FMT_RGBA
         ctx.pointee.width = Int32(image.width)
         ctx.pointee.height = Int32(image.height)
         ctx.pointee.pix_fmt = format
         ctx.pointee.time_base = AVRational(num: 1, den: 25)
         if jpeg {
+            // JFIF: full-range BT.601 Y'CbCr (the yuvj formats say the same but are deprecated).
+            ctx.pointee.color_range = AVCOL_RANGE_JPEG
             ctx.pointee.flags |= AV_CODEC_FLAG_QSCALE
             ctx.pointee.global_quality = 2 * FF_QP2LAMBDA
         }
@@ -116,13 +118,20 @@ public enum ImageIO {
         frame.pointee.width = Int32(image.width)
         frame.pointee.height = Int32(image.height)
         frame.pointee.format = format.rawValue
-        if jpeg { frame.pointee.quality = 2 * FF_QP2LAMBDA }
+        if jpeg {
+            frame.pointee.quality = 2 * FF_QP2LAMBDA
+            frame.pointee.color_range = AVCOL_RANGE_JPEG
+        }
         try check(av_frame_get_buffer(frame, 0), .internal, path: nil, "frame allocation")
         guard let sws = sws_getContext(Int32(image.width), Int32(image.height), AV_PIX_FMT_RGBA, Int32(image.width), Int32(image.height), format,
                                        SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil) else {
             throw GPUEncodeError(.internal, "no RGBA conversion")
         }
         defer { sws_freeContext(sws) }
+        if jpeg {
+            let coefficients = sws_getCoefficients(SWS_CS_ITU601)
+            sws_setColorspaceDetails(sws, coefficients, 1, coefficients, 1, 0, 1 << 16, 1 << 16)
+        }
         image.pixels.withUnsafeBufferPointer { buf in
             let src: [UnsafePointer<UInt8>?] = [buf.baseAddress, nil, nil, nil]
             let srcStride: [Int32] = [Int32(image.width * 4), 0, 0, 0]

@@ -225,7 +225,9 @@ private struct Validator {
         case .string(let text) where ["png", "jpg", "jpeg"].contains(pathExtension(text)):
             let d = try generator("image")
             let f = FilterInstance(d, values: ["file": .string(text)], context: context)
-            do { return try f.prepared() } catch let e as FilterError { throw fail(value, path, e.message) }
+            do { return try f.prepared() } catch let e as FilterError { throw fail(value, path, e.message) } catch let e as GPUEncodeError {
+                throw fail(value, path, e.message)
+            }
         default:
             let color = try parameter(value, .color("color", default: [0, 0, 0, 0], ""), path)
             return FilterInstance(try generator("solidColor"), values: ["color": color], context: context)

@@ -249,6 +249,15 @@ enum Oracle {
         return result
     }
 
+    /// A tool's stdout as bytes (raw pictures), via a temporary file.
+    static func runCheckedData(_ executable: String, _ arguments: [String]) throws -> Data {
+        precondition(arguments.last == "-")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("oracle-\(UUID().uuidString).raw")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try runChecked(executable, Array(arguments.dropLast()) + [file.path])
+        return try Data(contentsOf: file)
+    }
+
     static func ffprobeJSON(_ arguments: [String]) throws -> [String: Any] {
         let result = try runChecked("ffprobe", ["-v", "error", "-of", "json"] + arguments)
         guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {

@@ -1,0 +1,62 @@
+import Foundation
+import XCTest
+
+/// `gpuencode preview`: one frame, the right one, through the same path as a transcode.
+final class PreviewTests: GPUEncodeTestCase {
+    /// The picture of a frame as packed RGB24, decoded by ffmpeg.
+    private func rgb(_ file: URL, frame: Int = 0, extra: String = "") throws -> [UInt8] {
+        let vf = "select=eq(n\\,\(frame))\(extra),scale=in_color_matrix=bt709:in_range=tv:out_range=pc,format=rgb24"
+        let result = try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", file.path, "-vf", vf, "-frames:v", "1", "-f", "rawvideo", "-"])
+        return [UInt8](result)
+    }
+
+    private func meanAbsoluteDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        guard a.count == b.count, !a.isEmpty else { return .infinity }
+        var sum = 0
+        for i in 0..<a.count { sum += abs(Int(a[i]) - Int(b[i])) }
+        return Double(sum) / Double(a.count)
+    }
+
+    func testPreviewIsTheFrameAtTheTimeAsTheTranscodeRendersIt() throws {
+        let clip = scratch("clip.mp4")
+        try Oracle.makeClip(clip, seconds: 1, size: "320x240", rate: 25, audio: false,
+                            videoArguments: ["-c:v", "libx264", "-crf", "0", "-pix_fmt", "yuv420p", "-colorspace", "bt709"])
+        let movie = scratch("sepia.mkv")
+        XCTAssertEqual(try gpuencode([clip.path, movie.path, "--preset", "sepia", "--crf", "0", "--x264-preset", "ultrafast"]).status, 0)
+        let png = scratch("frame.png")
+        let result = try gpuencode(["preview", clip.path, "--preset", "sepia", "--at", "0.4", "-o", png.path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let still = try rgb(png, extra: "")
+        // Frame 10 is at 0.4 s; its neighbours differ (testsrc2 moves), so the wrong frame shows.
+        let right = meanAbsoluteDifference(still, try rgb(movie, frame: 10))
+        let wrong = meanAbsoluteDifference(still, try rgb(movie, frame: 11))
+        XCTAssertLessThan(right, 1.5, "preview vs the transcode's frame 10")
+        XCTAssertLessThan(right * 2, wrong, "frame 11 should be further off than frame 10")
+    }
+
+    func testStillImageInAndOut() throws {
+        let src = scratch("in.png")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=96x64", "-frames:v", "1", src.path])
+        let preset = scratch("invert.json")
+        try Data(#"{"version": 1, "name": "invert", "filters": [{"filter": "colorInvert"}]}"#.utf8).write(to: preset)
+        let out = scratch("out.png")
+        XCTAssertEqual(try gpuencode(["preview", src.path, "--preset", preset.path, "-o", out.path]).status, 0)
+        let a = try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", src.path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        let b = try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", out.path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        XCTAssertEqual(a.count, 96 * 64 * 3)
+        XCTAssertEqual(a.count, b.count)
+        XCTAssertTrue(zip(a, b).allSatisfy { Int($0) + Int($1) == 255 }, "colorInvert of a PNG is exact")
+    }
+
+    func testPreviewErrors() throws {
+        let clip = scratch("short.mp4")
+        try Oracle.makeClip(clip, seconds: 0.4, audio: false)
+        let png = scratch("f.png")
+        let late = try gpuencode(["preview", clip.path, "--at", "5", "-o", png.path])
+        assertCleanFailure(late, exitCodes: [ExitCode.usage], mentioning: [clip.path, "5"])
+        XCTAssertEqual(try gpuencode(["preview", clip.path, "-o", png.path]).status, 0)
+        let again = try gpuencode(["preview", clip.path, "-o", png.path])
+        assertCleanFailure(again, exitCodes: [ExitCode.cannotCreate], mentioning: [png.path, "-y"])
+        XCTAssertEqual(try gpuencode(["preview", clip.path, "-o", png.path, "-y"]).status, 0)
+    }
+}
