@@ -30,7 +30,10 @@ public struct CubeFile: Sendable {
     /// Parses a file's bytes; errors name the line.
     public static func parse(_ bytes: [UInt8]) throws -> CubeFile {
         var parser = Parser()
-        try bytes.withUnsafeBufferPointer { try parser.run($0) }
+        // strtod reads up to a character that can't continue the number: a terminator after the
+        // last one keeps it inside the buffer.
+        let terminated = bytes + [0]
+        try terminated.withUnsafeBufferPointer { try parser.run(UnsafeBufferPointer(rebasing: $0[0..<bytes.count])) }
         return parser.cube
     }
 
@@ -48,8 +51,6 @@ public struct CubeFile: Sendable {
         }
 
         mutating func run(_ bytes: UnsafeBufferPointer<UInt8>) throws {
-            // strtod needs a terminator after the last token; one copy of a line at a time.
-            var scratch = [CChar](repeating: 0, count: 256)
             var start = 0
             let n = bytes.count
             while start < n {
@@ -58,7 +59,7 @@ public struct CubeFile: Sendable {
                 line += 1
                 var e = end
                 if e > start && bytes[e - 1] == 13 { e -= 1 }
-                try handle(bytes, start, e, &scratch)
+                try handle(bytes, start, e)
                 start = end + 1
             }
             try finish()
@@ -84,36 +85,32 @@ public struct CubeFile: Sendable {
             String(decoding: UnsafeBufferPointer(rebasing: bytes[r]), as: UTF8.self)
         }
 
-        func number(_ bytes: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ scratch: inout [CChar]) throws -> Double {
-            let count = r.count
-            if count + 1 > scratch.count { scratch = [CChar](repeating: 0, count: count + 1) }
-            var value = 0.0
-            var ok = false
-            scratch.withUnsafeMutableBufferPointer { s in
-                for k in 0..<count { s[k] = CChar(bitPattern: bytes[r.lowerBound + k]) }
-                s[count] = 0
-                var endPointer: UnsafeMutablePointer<CChar>? = nil
-                value = strtod(s.baseAddress!, &endPointer)
-                ok = endPointer == s.baseAddress! + count && value.isFinite
-                    // strtod also reads hex, "inf" and "nan"; a .cube file has plain decimals.
-                    && !(0..<count).contains { s[$0] == 0x78 || s[$0] == 0x58 }
-            }
+        /// The token at `r`, which the caller's buffer terminates (see parse).
+        func number(_ bytes: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) throws -> Double {
+            let first = bytes[r.lowerBound]
+            // strtod also reads hex, "inf" and "nan"; a .cube file has plain decimals.
+            var ok = (first >= 48 && first <= 57) || first == 45 || first == 43 || first == 46
+            for k in r where bytes[k] == 0x78 || bytes[k] == 0x58 { ok = false }
+            let start = UnsafeRawPointer(bytes.baseAddress! + r.lowerBound).assumingMemoryBound(to: CChar.self)
+            var endPointer: UnsafeMutablePointer<CChar>? = nil
+            let value = strtod(start, &endPointer)
+            ok = ok && endPointer.map { UnsafePointer($0) } == start + r.count && value.isFinite
             guard ok else { throw fail("\"\(Parser.text(bytes, r))\" is not a number") }
             return value
         }
 
-        mutating func handle(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int, _ scratch: inout [CChar]) throws {
+        mutating func handle(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) throws {
             var s = start
             while s < end && Parser.isSpace(bytes[s]) { s += 1 }
             if s >= end || bytes[s] == 35 { return } // blank or "# comment"
             // Keywords are upper case (TITLE, LUT_3D_SIZE, ...); anything else is a table row.
             var e = s
             while e < end && !Parser.isSpace(bytes[e]) && ((bytes[e] >= 65 && bytes[e] <= 90) || bytes[e] == 95 || (e > s && bytes[e] >= 48 && bytes[e] <= 57)) { e += 1 }
-            if e > s && (e == end || Parser.isSpace(bytes[e])) { return try keyword(bytes, s, end, &scratch) }
-            try row(bytes, s, end, &scratch)
+            if e > s && (e == end || Parser.isSpace(bytes[e])) { return try keyword(bytes, s, end) }
+            try row(bytes, s, end)
         }
 
-        mutating func row(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int, _ scratch: inout [CChar]) throws {
+        mutating func row(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) throws {
             if rows == 0 {
                 firstDataLine = line
                 guard cube.size1D > 0 || cube.size3D > 0 else {
@@ -145,9 +142,9 @@ public struct CubeFile: Sendable {
             guard rows < expected else {
                 throw fail("more table rows than the sizes give (\(expected): \(sizeDescription))")
             }
-            let r = Float(try number(bytes, t.0, &scratch))
-            let g = Float(try number(bytes, t.1, &scratch))
-            let b = Float(try number(bytes, t.2, &scratch))
+            let r = Float(try number(bytes, t.0))
+            let g = Float(try number(bytes, t.1))
+            let b = Float(try number(bytes, t.2))
             if rows < cube.size1D {
                 cube.table1D.append(r); cube.table1D.append(g); cube.table1D.append(b); cube.table1D.append(1)
             } else {
@@ -163,7 +160,7 @@ public struct CubeFile: Sendable {
             return parts.joined(separator: " + ")
         }
 
-        mutating func keyword(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int, _ scratch: inout [CChar]) throws {
+        mutating func keyword(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) throws {
             let t = Parser.tokens(bytes, start, end)
             let name = Parser.text(bytes, t[0])
             let known = ["TITLE", "LUT_1D_SIZE", "LUT_3D_SIZE", "DOMAIN_MIN", "DOMAIN_MAX", "LUT_1D_INPUT_RANGE", "LUT_3D_INPUT_RANGE"]
@@ -178,7 +175,7 @@ public struct CubeFile: Sendable {
                 guard t.count == count + 1 else {
                     throw fail("\(name) takes \(count) number\(count == 1 ? "" : "s"), found \(t.count - 1)")
                 }
-                return try t[1...].map { try number(bytes, $0, &scratch) }
+                return try t[1...].map { try number(bytes, $0) }
             }
             func size(_ limit: Int) throws -> Int {
                 let v = try numbers(1)[0]
