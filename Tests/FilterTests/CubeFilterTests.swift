@@ -197,7 +197,7 @@ final class CubeFilterTests: FilterTestCase {
             ("LUT_1D_SIZE 1\n0 0 0\n", "line 1:"),
             ("LUT_3D_SIZE 257\n0 0 0\n", "line 1:"),
             // 256 is accepted: the complaint is about the rows.
-            ("LUT_3D_SIZE 256\n0 0 0\n", "line 3: the file ends after 1 table row"),
+            ("LUT_3D_SIZE 256\n0 0 0\n", "line 2: the file ends after 1 of 16777216 table rows"),
             ("LUT_3D_SIZE 2.5\n", "line 1:"),
             // No size before the data, and none at all.
             ((["TITLE \"no size\""] + rows8).joined(separator: "\n"), "line 2:"),

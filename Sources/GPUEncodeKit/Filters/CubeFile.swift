@@ -140,7 +140,7 @@ public struct CubeFile: Sendable {
                 throw fail("expected 3 numbers (R G B), found \(count) value\(count == 1 ? "" : "s")")
             }
             guard rows < expected else {
-                throw fail("more table rows than the sizes give (\(expected): \(sizeDescription))")
+                throw fail("more than \(expected) table rows (\(sizeDescription))")
             }
             let r = Float(try number(bytes, t.0))
             let g = Float(try number(bytes, t.1))
@@ -153,11 +153,12 @@ public struct CubeFile: Sendable {
             rows += 1
         }
 
+        /// How the row count follows from the sizes, e.g. "LUT_1D_SIZE 11 + LUT_3D_SIZE 6: 11 + 6³".
         var sizeDescription: String {
-            var parts: [String] = []
-            if cube.size1D > 0 { parts.append("LUT_1D_SIZE \(cube.size1D)") }
-            if cube.size3D > 0 { parts.append("LUT_3D_SIZE \(cube.size3D), \(cube.size3D)³ rows") }
-            return parts.joined(separator: " + ")
+            var names: [String] = [], counts: [String] = []
+            if cube.size1D > 0 { names.append("LUT_1D_SIZE \(cube.size1D)"); counts.append("\(cube.size1D)") }
+            if cube.size3D > 0 { names.append("LUT_3D_SIZE \(cube.size3D)"); counts.append("\(cube.size3D)³") }
+            return names.joined(separator: " + ") + ": " + counts.joined(separator: " + ")
         }
 
         mutating func keyword(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) throws {
@@ -229,7 +230,7 @@ public struct CubeFile: Sendable {
                 expected = cube.size1D + cube.size3D * cube.size3D * cube.size3D
             }
             guard rows == expected else {
-                throw fail("the file ends after \(rows) table row\(rows == 1 ? "" : "s"); \(sizeDescription) need \(expected)")
+                throw fail("the file ends after \(rows) of \(expected) table rows (\(sizeDescription))")
             }
         }
     }
