@@ -42,7 +42,6 @@ public struct CubeFile: Sendable {
         var line = 0
         var rows = 0
         var expected = 0
-        var firstDataLine = 0
         /// Where each keyword was seen, for errors about combinations.
         var seen: [String: Int] = [:]
 
@@ -112,7 +111,6 @@ public struct CubeFile: Sendable {
 
         mutating func row(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) throws {
             if rows == 0 {
-                firstDataLine = line
                 guard cube.size1D > 0 || cube.size3D > 0 else {
                     throw fail("table data before LUT_3D_SIZE or LUT_1D_SIZE (the size must come first)")
                 }

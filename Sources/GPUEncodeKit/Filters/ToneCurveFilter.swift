@@ -121,7 +121,10 @@ public enum ToneCurveFilter {
     /// is given, else the point parameters.
     public static func curves(_ f: FilterInstance, _ context: ResourceContext) throws -> [[[Double]]] {
         let acv = f.string("acv")
-        if !acv.isEmpty { return try ACVFile.parse(context.readFile(acv)) }
+        if !acv.isEmpty {
+            let bytes = try context.readFile(acv)
+            do { return try ACVFile.parse(bytes) } catch let e as FilterError { throw FilterError("\(acv): \(e.message)") }
+        }
         return ["rgb", "red", "green", "blue"].map { name in
             if case .points(let p) = f[name] { return p }
             return [[0, 0], [1, 1]]
