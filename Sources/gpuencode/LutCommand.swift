@@ -27,10 +27,17 @@ struct LutCommand: ParsableCommand {
 
     func validate() throws {
         guard kind == "identity" else { throw ValidationError("unknown lut kind \"\(kind)\"; use identity") }
+        // JPEG would blur the table; the lookup filter reads PNG only.
+        guard output.lowercased().hasSuffix(".png") else { throw ValidationError("the lookup image must be a .png file") }
     }
 
     func run() throws {
-        fputs("gpuencode: error: lut identity is not available in this build\n", stderr)
-        throw ExitCode(64)
+        do {
+            try ImageIO.write(LookupImage.identity(), to: output, overwrite: overwrite)
+        } catch let error as GPUEncodeError {
+            fputs("gpuencode: error: \(error.description)\n", stderr)
+            throw ExitCode(error.exitCode)
+        }
+        fputs("gpuencode: wrote \(output): a 512x512 identity lookup image\n", stderr)
     }
 }
