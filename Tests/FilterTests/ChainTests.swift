@@ -96,3 +96,43 @@ final class ChainTests: FilterTestCase {
         _ = try render(preset.filters)
     }
 }
+
+/// Blends whose second input is an earlier node of the chain (GPUImage's branch-and-blend).
+final class NodeInputTests: FilterTestCase {
+    private func parse(_ filters: String) throws -> [FilterInstance] {
+        try Preset.parse(json: #"{"version": 1, "name": "n", "filters": [\#(filters)]}"#, origin: "/tmp/n.json").filters
+    }
+
+    func testBlendWithTheSourceAfterABlur() throws {
+        // An unsharp-mask-like mix: the blurred picture, then 50% normal blend of the original over it.
+        let chain = try parse(#"{"filter": "gaussianBlur", "sigma": 2}, {"filter": "normal", "with": {"node": "source"}, "opacity": 0.5}"#)
+        let blurred = try render([try filter("gaussianBlur", ["sigma": .float(2)])])
+        let out = try render(chain)
+        assertMatches(out, tolerance: 1) { x, y in
+            (TestImages.color(blurred, x, y) + TestImages.color(TestImages.pattern, x, y)) / 2
+        }
+    }
+
+    func testNamedNodeKeepsItsPictureWhileTheChainGoesOn() throws {
+        let chain = try parse(#"""
+        {"filter": "sepia", "id": "toned"}, {"filter": "colorInvert"}, {"filter": "gaussianBlur", "sigma": 1},
+        {"filter": "multiply", "with": {"node": "toned"}}
+        """#)
+        let toned = try render([try filter("sepia")])
+        let rest = try render([try filter("sepia"), try filter("colorInvert"), try filter("gaussianBlur", ["sigma": .float(1)])])
+        let out = try render(chain)
+        assertMatches(out, tolerance: 1) { x, y in
+            let a = TestImages.color(rest, x, y), b = TestImages.color(toned, x, y)
+            return RGBA(a.rgb * b.rgb, a.w)
+        }
+    }
+
+    func testUnknownOrLaterNodesAreErrors() {
+        XCTAssertThrowsError(try parse(#"{"filter": "screen", "with": {"node": "later"}}, {"filter": "sepia", "id": "later"}"#)) {
+            XCTAssertTrue("\($0)".contains("no earlier filter has id \"later\""), "\($0)")
+        }
+        XCTAssertThrowsError(try parse(#"{"filter": "sepia", "id": "a"}, {"filter": "grayscale", "id": "a"}"#)) {
+            XCTAssertTrue("\($0)".contains("used twice"), "\($0)")
+        }
+    }
+}

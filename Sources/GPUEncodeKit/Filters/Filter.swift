@@ -291,6 +291,14 @@ public struct FilterInstance: Sendable {
     public let context: ResourceContext
     /// Its textures, once `prepared()` has built them (loading and checking any files it names).
     public private(set) var resources: [String: FilterResource]? = nil
+    /// The name other filters use to take this filter's output as an input (`"id"` in a preset).
+    public var id: String? = nil
+
+    /// The earlier node (an `id`, or `source` for the chain's input) a blend takes as its second input.
+    public var nodeReference: String? {
+        guard let o = overlay.first, o.declaration.name == NodeInputFilter.name else { return nil }
+        return o.string("node")
+    }
 
     public init(_ declaration: FilterDeclaration, values: [String: ParameterValue] = [:], overlay: FilterInstance? = nil,
                 context: ResourceContext = ResourceContext(baseDirectory: nil)) {
@@ -318,6 +326,24 @@ public struct FilterInstance: Sendable {
     /// The name of the filter by itself; `filter(with: overlay)` for a blend.
     public func with(_ overlay: FilterInstance) -> FilterInstance {
         FilterInstance(declaration, values: values, overlay: overlay, context: context)
+    }
+}
+
+/// A blend's second input when it is an earlier node of the chain: that node's picture, sampled at
+/// the same position. Made by the preset loader for `"with": {"node": NAME}`; not listed as a filter.
+public enum NodeInputFilter {
+    public static let name = "nodeInput"
+    public static let declaration = FilterDeclaration(
+        name: name, summary: "The output of an earlier node of the chain.", category: .generator,
+        parameters: [ParameterDeclaration("node", .text, default: .string("source"), "the node's id, or source")],
+        glsl: """
+        uniform highp sampler2D {{p}}picture;
+        vec4 {{p}}apply(vec4 c, vec2 uv) { return texture({{p}}picture, uv); }
+        """
+    )
+
+    public static func instance(_ node: String) -> FilterInstance {
+        FilterInstance(declaration, values: ["node": .string(node)])
     }
 }
 

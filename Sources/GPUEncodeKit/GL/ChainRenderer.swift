@@ -69,6 +69,7 @@ final class ChainRenderer {
 
     static func needsSampling(_ filters: [FilterInstance]) -> Bool {
         filters.contains { f in
+            if f.nodeReference != nil { return true }
             switch f.declaration.kind {
             case .sampling, .average: return true
             case .point, .blend: return false
@@ -77,31 +78,55 @@ final class ChainRenderer {
     }
 
     init(source: ChainSource, filters: [FilterInstance], fuse: Bool = true) throws {
+        // Nodes a later blend reads must end a segment, so their picture exists as a texture,
+        // and that texture is kept (pinned) for the rest of the frame.
+        let referenced = Set(filters.compactMap(\.nodeReference))
         var segments: [Segment] = [.source([])]
+        var segmentNode: [String?] = [referenced.contains("source") ? "source" : nil]
+        var mustSplit = referenced.contains("source")
         for (i, f) in filters.enumerated() {
             let prefix = "f\(i)_"
             if case .sampling = f.declaration.kind {
                 segments.append(.sampling(prefix, f, []))
+                segmentNode.append(nil)
             } else if case .average = f.declaration.kind {
                 segments.append(.average(prefix, f, []))
-            } else if !fuse && !segments[segments.count - 1].points.isEmpty {
+                segmentNode.append(nil)
+            } else if mustSplit || (!fuse && !segments[segments.count - 1].points.isEmpty) {
                 segments.append(.copy([(prefix, f)]))
+                segmentNode.append(nil)
             } else {
                 segments[segments.count - 1] = segments[segments.count - 1].appending((prefix, f))
+            }
+            mustSplit = false
+            if let id = f.id, referenced.contains(id) {
+                segmentNode[segmentNode.count - 1] = id
+                mustSplit = true
             }
         }
 
         var free: [RenderTarget] = []
+        var pinned: [ObjectIdentifier] = []
+        var nodes: [String: RenderTarget] = [:]
         func take(_ w: Int, _ h: Int) throws -> RenderTarget {
             if let i = free.firstIndex(where: { $0.width == w && $0.height == h }) { return free.remove(at: i) }
             textureCount += 1
             return try RenderTarget(width: w, height: h, formats: [GLenum(GL_RGBA8)], filter: GL_LINEAR)
         }
+        func release(_ t: RenderTarget) {
+            if !pinned.contains(ObjectIdentifier(t)) { free.append(t) }
+        }
         var resources: [String: [String: ResourceTexture]] = [:]
         var current: RenderTarget? = nil
         var size = (source.width, source.height)
 
-        for segment in segments {
+        for (segmentIndex, segment) in segments.enumerated() {
+            defer {
+                if let node = segmentNode[segmentIndex], let current {
+                    nodes[node] = current
+                    pinned.append(ObjectIdentifier(current))
+                }
+            }
             let (declarations, calls) = FilterCodegen.pointChain(segment.points)
             switch segment {
             case .source:
@@ -118,7 +143,7 @@ final class ChainRenderer {
                 let target = try take(size.0, size.1)
                 passes.append(Pass(program: program, target: target, input: nil, source: nil,
                                    bindings: try FilterBindings(program: program, owners: owners(segment.points), resources: &resources,
-                                                                inputSize: size)))
+                                                                inputSize: size, nodes: nodes)))
                 current = target
             case .copy:
                 let program = try ShaderProgram(fragment: ChainRenderer.header + "uniform highp sampler2D prevTex;\n" + declarations + """
@@ -134,8 +159,8 @@ final class ChainRenderer {
                 let target = try take(size.0, size.1)
                 passes.append(Pass(program: program, target: target, input: current, source: current,
                                    bindings: try FilterBindings(program: program, owners: owners(segment.points), resources: &resources,
-                                                                inputSize: size)))
-                if let current { free.append(current) }
+                                                                inputSize: size, nodes: nodes)))
+                if let current { release(current) }
                 current = target
             case .average(let prefix, let f, _):
                 // 4x4 blocks averaged per pass down to one texel; then the picture itself goes on,
@@ -156,14 +181,14 @@ final class ChainRenderer {
                     scale *= 4
                     let target = try take(next.0, next.1)
                     passes.append(Pass(program: program, target: target, input: input, source: input,
-                                       bindings: try FilterBindings(program: program, owners: [], resources: &resources)))
-                    if !first { free.append(input) }
+                                       bindings: try FilterBindings(program: program, owners: [], resources: &resources, nodes: nodes)))
+                    if !first { release(input) }
                     first = false
                     input = target
                     inputSize = next
                 } while inputSize.0 > 1 || inputSize.1 > 1
                 passes[passes.count - 1].statistic = prefix + f.declaration.name
-                free.append(input)
+                release(input)
                 let program = try ShaderProgram(fragment: ChainRenderer.header + "uniform highp sampler2D prevTex;\n" + declarations + """
                 out vec4 fragColor;
                 void main() {
@@ -177,8 +202,8 @@ final class ChainRenderer {
                 let target = try take(size.0, size.1)
                 passes.append(Pass(program: program, target: target, input: picture, source: picture,
                                    bindings: try FilterBindings(program: program, owners: owners(segment.points), resources: &resources,
-                                                                inputSize: size)))
-                free.append(picture)
+                                                                inputSize: size, nodes: nodes)))
+                release(picture)
                 current = target
             case .sampling(let prefix, let f, let points):
                 guard case .sampling(let glsl, let passSources) = f.declaration.kind else { continue }
@@ -219,11 +244,11 @@ final class ChainRenderer {
                     let passOwners = [(prefix, f)] + (last ? owners(points) : [])
                     passes.append(Pass(program: program, target: target, input: input, source: segmentInput,
                                        bindings: try FilterBindings(program: program, owners: passOwners, resources: &resources,
-                                                                    inputSize: inputSize)))
-                    if let previous { free.append(previous) }
+                                                                    inputSize: inputSize, nodes: nodes)))
+                    if let previous { release(previous) }
                     previous = target
                 }
-                free.append(segmentInput)
+                release(segmentInput)
                 current = previous
             }
         }

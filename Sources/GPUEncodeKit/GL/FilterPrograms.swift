@@ -101,6 +101,8 @@ final class ResourceTexture {
 /// samples (bound before each draw, on units from `firstUnit` up).
 final class FilterBindings {
     private var textures: [(unit: Int32, texture: ResourceTexture)] = []
+    /// Earlier nodes' pictures a blend reads (`nodeInput`), by unit.
+    private var nodeTextures: [(unit: Int32, target: RenderTarget)] = []
 
     /// Units below `firstUnit` belong to the pass itself (source planes, pass inputs).
     static let firstUnit: Int32 = 4
@@ -108,10 +110,18 @@ final class FilterBindings {
     /// `resources` caches built textures by filter prefix so passes of one filter share them.
     /// `inputSize`: the pixels the filter reads (for computed arrays).
     init(program: ShaderProgram, owners: [(String, FilterInstance)], resources: inout [String: [String: ResourceTexture]],
-         inputSize: (Int, Int) = (1, 1)) throws {
+         inputSize: (Int, Int) = (1, 1), nodes: [String: RenderTarget] = [:]) throws {
         program.use()
         var unit = FilterBindings.firstUnit
         for (prefix, f) in owners {
+            if f.declaration.name == NodeInputFilter.name {
+                let name = f.string("node")
+                guard let target = nodes[name] else { throw GPUEncodeError(.preset, "no node named \"\(name)\" before this blend") }
+                program.set(prefix + "picture", int: unit)
+                nodeTextures.append((unit, target))
+                unit += 1
+                continue
+            }
             for p in f.declaration.parameters {
                 FilterBindings.setUniform(program, prefix + p.name, type: p.type, value: f.values[p.name] ?? p.defaultValue)
             }
@@ -141,6 +151,10 @@ final class FilterBindings {
         for (unit, texture) in textures {
             glActiveTexture(GLenum(Int32(GL_TEXTURE0) + unit))
             glBindTexture(texture.target, texture.id)
+        }
+        for (unit, target) in nodeTextures {
+            glActiveTexture(GLenum(Int32(GL_TEXTURE0) + unit))
+            glBindTexture(GLenum(GL_TEXTURE_2D), target.textures[0].id)
         }
     }
 

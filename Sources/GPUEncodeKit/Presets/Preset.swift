@@ -90,7 +90,19 @@ private struct Validator {
             throw fail(filtersValue, "filters", "expected an array of filters, found \(filtersValue.typeName)")
         }
         var filters: [FilterInstance] = []
-        for (i, item) in list.enumerated() { filters.append(try filter(item, "filters[\(i)]")) }
+        var ids: Set<String> = []
+        for (i, item) in list.enumerated() {
+            let f = try filter(item, "filters[\(i)]")
+            // A blend may read the chain's input or an earlier filter's output, never a later one.
+            if let node = f.nodeReference, node != "source", !ids.contains(node) {
+                let known = (["source"] + ids.sorted()).joined(separator: ", ")
+                throw fail(item["with"] ?? item, "filters[\(i)].with.node", "no earlier filter has id \"\(node)\"; this blend can read \(known)")
+            }
+            if let id = f.id {
+                guard ids.insert(id).inserted else { throw fail(item["id"]!, "filters[\(i)].id", "id \"\(id)\" is used twice") }
+            }
+            filters.append(f)
+        }
         return Preset(name: name, description: description, version: Int(version), filters: filters, origin: origin)
     }
 
@@ -108,7 +120,7 @@ private struct Validator {
             let hint = suggestion(for: name, among: allNames).map { " (did you mean \"\($0)\"?)" } ?? ""
             throw fail(nameValue, path + ".filter", "unknown filter \"\(name)\"\(hint); `gpuencode filters` lists them")
         }
-        var skip: Set<String> = ["filter"]
+        var skip: Set<String> = ["filter", "id"]
         if name == "shader" {
             declaration = try shader(value, path)
             skip.formUnion(["source", "file", "parameters"])
@@ -131,7 +143,14 @@ private struct Validator {
             }
             values[key] = try parameter(v, p, paramPath)
         }
-        let instance = FilterInstance(declaration, values: values, overlay: overlay, context: context)
+        var instance = FilterInstance(declaration, values: values, overlay: overlay, context: context)
+        if let idValue = value["id"] {
+            let id = try string(idValue, path + ".id")
+            guard id.first.map({ $0.isLetter }) == true, id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }), id != "source" else {
+                throw fail(idValue, path + ".id", "an id is a name such as \"blurred\" (letters, digits, _ and -; \"source\" is the chain's input)")
+            }
+            instance.id = id
+        }
         if let problem = declaration.check?(instance) { throw fail(value, path, "\(name): \(problem)") }
         do { return try instance.prepared() } catch let e as FilterError {
             throw fail(value, path, "\(name): \(e.message)")
@@ -216,6 +235,12 @@ private struct Validator {
             return d
         }
         switch value.kind {
+        case .object where value["node"] != nil:
+            let node = try string(value["node"]!, path + ".node")
+            if let extra = try members(value, path).first(where: { $0.key != "node" }) {
+                throw fail(extra.value, "\(path).\(extra.key)", "a node input has only \"node\"")
+            }
+            return NodeInputFilter.instance(node)
         case .object:
             let f = try filter(value, path)
             guard f.declaration.isPoint else {
