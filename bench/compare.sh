@@ -19,6 +19,10 @@
 #   gstreamer-sepia  gst-launch-1.0 ... glupload ! glcolorconvert ! gleffects effect=sepia
 #                    ! glcolorconvert ! gldownload ... x264enc (colour conversion on the GL side)
 #   gstreamer-sepia-cpuconv  the same with videoconvert (CPU) to and from RGBA around the GL part
+#   ffmpeg-1977      ffmpeg's closest filtergraph to the 1977 look (eq, hue, screen blend, curves)
+#   gpuencode-1977   gpuencode --preset 1977
+#   ffmpeg-blur8     ffmpeg -vf gblur=sigma=8
+#   gpuencode-blur8  gpuencode --preset heavyblur (gaussianBlur sigma 8)
 # Runs are interleaved per clip (A B C ... A B C ...) and timed with /usr/bin/time; the report
 # gives median wall time, ratio to plain, fps and peak RSS. A second table times the filter
 # stage alone (gpuencode --benchmark-filters N, sepia direct/rgba and identity; 0 skips it).
@@ -87,7 +91,8 @@ IFS=, read -r -a CLIPS <<<"$CLIPS_ARG"
 for c in "${CLIPS[@]}"; do
   case $c in 1080p|2160p|real) ;; *) bad "--clips: unknown clip '$c' (1080p, 2160p, real)" ;; esac
 done
-ALL_SIDES=(plain none ffmpeg-sepia gpuencode-sepia gstreamer-sepia gstreamer-sepia-cpuconv gpuencode-identity)
+ALL_SIDES=(plain none ffmpeg-sepia gpuencode-sepia gstreamer-sepia gstreamer-sepia-cpuconv gpuencode-identity
+  ffmpeg-1977 gpuencode-1977 ffmpeg-blur8 gpuencode-blur8)
 IFS=, read -r -a SIDES <<<"$SIDES_ARG"
 for s in "${SIDES[@]}"; do
   case " ${ALL_SIDES[*]} " in *" $s "*) ;; *) bad "--sides: unknown side '$s' (${ALL_SIDES[*]})" ;; esac
@@ -139,14 +144,14 @@ gen_clip() {
 }
 
 # probe_clip ID: fills the C* maps (codecs, size, rate, frames, duration) for the clip at CPATH[ID].
-declare -A CPATH CSRC CW CH CFPS CFRAMES CDUR CVCODEC CACODEC CFORMAT
+declare -A CPATH CSRC CW CH CFPS CRATE CFRAMES CDUR CVCODEC CACODEC CFORMAT
 probe_clip() {
   local id=$1 p=${CPATH[$1]} v a f vc w h r n
   v=$(ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,width,height,avg_frame_rate,nb_frames -of csv=p=0 "$p" | head -n 1)
   a=$(ffprobe -v error -select_streams a:0 -show_entries stream=codec_name -of csv=p=0 "$p" | head -n 1)
   f=$(ffprobe -v error -show_entries format=format_name,duration -of csv=p=0 "$p" | head -n 1)
   IFS=, read -r vc w h r n <<<"$v"
-  CVCODEC[$id]=$vc; CW[$id]=$w; CH[$id]=$h; CFPS[$id]=$r; CFRAMES[$id]=$n
+  CVCODEC[$id]=$vc; CW[$id]=$w; CH[$id]=$h; CFPS[$id]=$r; CRATE[$id]=$r; CFRAMES[$id]=$n
   CACODEC[$id]=${a:-none}
   CFORMAT[$id]=${f%,*}
   CDUR[$id]=$(fmt "${f##*,}" '%.1f')
@@ -294,8 +299,17 @@ side_cmd() {
   case $side in
     plain)              CMD=(ffmpeg -nostdin -v error -y -i "$clip" "${X264[@]}" -c:a copy "$out") ;;
     ffmpeg-sepia)       CMD=(ffmpeg -nostdin -v error -y -i "$clip" -vf "$SEPIA" "${X264[@]}" -c:a copy "$out") ;;
-    none|gpuencode-sepia|gpuencode-identity)
+    ffmpeg-1977)
+      # The 1977 recipe with ffmpeg's CPU filters: eq and hue on Y'CbCr, then the screen blend with a
+      # flat pink at 10% and the tone curve in RGB (blend and curves are what ffmpeg has for them).
+      local g="[0:v]eq=contrast=1.05:brightness=0.1:saturation=1.3,hue=h=17.19,format=gbrp[a];"
+      g+="color=c=0xF36ABC:size=${CW[$2]}x${CH[$2]}:rate=${CRATE[$2]},format=gbrp[b];"
+      g+="[a][b]blend=all_mode=screen:all_opacity=0.1:shortest=1,curves=all='0/0 0.25/0.20 0.5/0.5 0.75/0.80 1/1'[v]"
+      CMD=(ffmpeg -nostdin -v error -y -i "$clip" -filter_complex "$g" -map "[v]" -map "0:a?" "${X264[@]}" -c:a copy "$out") ;;
+    ffmpeg-blur8)       CMD=(ffmpeg -nostdin -v error -y -i "$clip" -vf gblur=sigma=8 "${X264[@]}" -c:a copy "$out") ;;
+    none|gpuencode-sepia|gpuencode-identity|gpuencode-1977|gpuencode-blur8)
       local p=${side#gpuencode-}
+      [ "$p" = blur8 ] && p=heavyblur
       CMD=("$BIN" "$clip" "$out" --preset "$p" -y --x264-preset "$X264_PRESET" --crf "$CRF")
       [ "$GPU_OK" -eq 1 ] || { SKIP_WHY="gpuencode not available"; return 1; } ;;
     gstreamer-sepia|gstreamer-sepia-cpuconv)
@@ -442,6 +456,8 @@ done
 
 # ---- filter stage alone --------------------------------------------------------------------------------
 VARIANTS=("sepia direct" "sepia rgba" "identity direct")
+[[ " ${SIDES[*]} " == *" gpuencode-1977"* ]] && VARIANTS+=("1977 direct")
+[[ " ${SIDES[*]} " == *" gpuencode-blur8"* ]] && VARIANTS+=("heavyblur direct")
 declare -A FPS
 if [ "$FILTER_FRAMES" -gt 0 ] && [ "$GPU_OK" -eq 1 ]; then
   for id in "${ACTIVE[@]}"; do
@@ -496,8 +512,9 @@ fi
     echo "Filter stage alone (\`gpuencode CLIP --benchmark-filters $FILTER_FRAMES --preset P --render-path R\`: decoded"
     echo "frames in memory, upload, filters, YUV readback; no decoder or encoder), median of $RUNS run(s):"
     echo
-    echo "| clip | size | sepia, direct | sepia, rgba | identity, direct |"
-    echo "|---|---|---:|---:|---:|"
+    hdr="| clip | size |"; sep="|---|---|"
+    for v in "${VARIANTS[@]}"; do hdr+=" ${v/ /, } |"; sep+="---:|"; done
+    echo "$hdr"; echo "$sep"
     for id in "${ACTIVE[@]}"; do
       row="| $(clip_label "$id") | ${CW[$id]}x${CH[$id]} |"
       for v in "${VARIANTS[@]}"; do

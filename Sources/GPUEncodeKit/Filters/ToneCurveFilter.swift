@@ -110,7 +110,7 @@ public enum ACVFile {
 
 /// GPUImageToneCurveFilter: a curve per channel, then the composite (rgb) curve on the result of
 /// each. Evaluated on the CPU into a 256-entry float table, one entry per 8-bit input value, read
-/// with texelFetch and interpolated linearly between entries for inputs between code values.
+/// with texelFetch at the nearest code value.
 public enum ToneCurveFilter {
     public static let identityPoints: ParameterValue = .points([[0, 0], [1, 1]])
 
@@ -160,19 +160,22 @@ public enum ToneCurveFilter {
             points("blue", "blue curve"),
             .file("acv", extensions: ["acv"], "Photoshop curves file (composite, red, green, blue); when given it replaces all four point parameters"),
         ],
-        glsl: """
-        uniform highp sampler2D {{p}}curve;
-        float {{p}}at(float x, int channel) {
-            float t = clamp(x, 0.0, 1.0) * \(Double(count - 1));
-            int i = min(int(t), \(count - 2));
-            return mix(texelFetch({{p}}curve, ivec2(i, 0), 0)[channel], texelFetch({{p}}curve, ivec2(i + 1, 0), 0)[channel], t - float(i));
-        }
+        kind: .point(glsl: """
+        // The table as a uniform array: indexing it is cheaper than a texture fetch on software GL.
+        // The nearest entry: between filters colours are 8-bit code values already (exact).
+        uniform vec4 {{p}}table[\(count)];
         vec4 {{p}}apply(vec4 c, vec2 uv) {
-            return vec4({{p}}at(c.r, 0), {{p}}at(c.g, 1), {{p}}at(c.b, 2), c.a);
+            ivec3 i = ivec3(clamp(c.rgb, 0.0, 1.0) * \(Double(count - 1)) + 0.5);
+            return vec4({{p}}table[i.r].r, {{p}}table[i.g].g, {{p}}table[i.b].b, c.a);
         }
-        """,
-        resources: { f, context in
-            ["curve": .image2D(width: count, height: 1, data: .floats(table(try curves(f, context))), linear: false)]
+        """),
+        check: { f in
+            do { _ = try curves(f, f.context) } catch { return "\(error)" }
+            return nil
+        },
+        arrays: { f, _, _ in
+            // Checked when the preset loaded (check above), so a failure here cannot happen.
+            ["table": table((try? curves(f, f.context)) ?? [[[0, 0], [1, 1]], [[0, 0], [1, 1]], [[0, 0], [1, 1]], [[0, 0], [1, 1]]])]
         }
     )
 }

@@ -126,7 +126,13 @@ final class FilterBindings {
                 FilterBindings.setUniform(program, prefix + p.name, type: p.type, value: f.values[p.name] ?? p.defaultValue)
             }
             for (name, values) in f.declaration.arrays?(f, inputSize.0, inputSize.1) ?? [:] {
-                glUniform1fv(program.location(prefix + name), GLsizei(values.count), values)
+                let location = program.location(prefix + name)
+                // vec4 arrays (tables of colours) take four floats per element.
+                if program.uniformType(prefix + name) == GLenum(GL_FLOAT_VEC4) {
+                    glUniform4fv(location, GLsizei(values.count / 4), values)
+                } else {
+                    glUniform1fv(location, GLsizei(values.count), values)
+                }
             }
             if f.declaration.resources != nil {
                 let made: [String: ResourceTexture]

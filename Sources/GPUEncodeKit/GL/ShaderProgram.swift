@@ -61,6 +61,20 @@ final class ShaderProgram {
         return l
     }
 
+    /// The GLSL type of an active uniform (arrays by their base name), or 0.
+    func uniformType(_ name: String) -> GLenum {
+        var count: GLint = 0
+        glGetProgramiv(id, GLenum(GL_ACTIVE_UNIFORMS), &count)
+        var buffer = [GLchar](repeating: 0, count: 256)
+        for i in 0..<GLuint(count) {
+            var length: GLsizei = 0, size: GLint = 0, type: GLenum = 0
+            glGetActiveUniform(id, i, GLsizei(buffer.count), &length, &size, &type, &buffer)
+            let uniform = String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if uniform == name || uniform == name + "[0]" { return type }
+        }
+        return 0
+    }
+
     func set(_ name: String, _ v: Float) { glUniform1f(location(name), v) }
     func set(_ name: String, int v: Int32) { glUniform1i(location(name), v) }
     func set(_ name: String, _ x: Float, _ y: Float) { glUniform2f(location(name), x, y) }
