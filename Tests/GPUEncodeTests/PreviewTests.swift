@@ -91,3 +91,32 @@ final class ShippedPresetTests: GPUEncodeTestCase {
         }
     }
 }
+
+/// Keyframes in a transcode: a look that fades in follows the frames' own times.
+final class KeyframeTranscodeTests: GPUEncodeTestCase {
+    func testSepiaFadesInOverTheClip() throws {
+        let clip = scratch("clip.mp4")
+        try Oracle.makeClip(clip, seconds: 1, size: "160x120", rate: 10, audio: false,
+                            videoArguments: ["-c:v", "libx264", "-crf", "0", "-pix_fmt", "yuv420p", "-colorspace", "bt709"])
+        let preset = scratch("fade.json")
+        try Data(#"{"version": 1, "name": "fade-in", "filters": [{"filter": "sepia", "intensity": {"keyframes": [[0, 0], [0.9, 1]]}}]}"#.utf8).write(to: preset)
+        let out = scratch("out.mkv")
+        let result = try gpuencode([clip.path, out.path, "--preset", preset.path, "--crf", "0", "--x264-preset", "ultrafast"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        // Frame 0 (t = 0) is the identity, frame 9 (t = 0.9) full sepia: compare with transcodes of each.
+        func frame(_ file: URL, _ n: Int) throws -> Data {
+            try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", file.path, "-vf",
+                "select=eq(n\\,\(n)),format=yuv444p", "-frames:v", "1", "-f", "rawvideo", "-"])
+        }
+        for (n, look) in [(0, "identity"), (9, "sepia")] {
+            let reference = scratch("\(look).mkv")
+            XCTAssertEqual(try gpuencode([clip.path, reference.path, "--preset", look, "--crf", "0", "--x264-preset", "ultrafast"]).status, 0)
+            let still = try frame(reference, n)
+            let video = try frame(out, n)
+            XCTAssertEqual(still.count, video.count)
+            var sum = 0
+            for (a, b) in zip(still, video) { sum += abs(Int(a) - Int(b)) }
+            XCTAssertLessThan(Double(sum) / Double(max(still.count, 1)), 0.5, "frame \(n) should look like \(look)")
+        }
+    }
+}

@@ -15,6 +15,10 @@ public struct FilterDeclaration: Sendable {
     public let outputSize: (@Sendable (_ w: Int, _ h: Int, FilterInstance) -> (Int, Int))?
     /// Checks across parameters (min below max, ...); returns a message naming the problem.
     public let check: (@Sendable (FilterInstance) -> String?)?
+    /// Passes chosen from the parameters, overriding the kind's fixed list: each pass's GLSL and
+    /// the factor its output is smaller than the filter's output by (2: half width and height).
+    /// The last pass must be at full size (divisor 1).
+    public let passPlan: (@Sendable (FilterInstance) -> [(glsl: String, divisor: Int)])?
     /// Uniform float arrays computed from the parameters and the input size in pixels (blur
     /// weights and offsets), declared in the GLSL as `uniform float {{p}}NAME[N]`.
     public let arrays: (@Sendable (FilterInstance, _ inputWidth: Int, _ inputHeight: Int) -> [String: [Float]])?
@@ -24,7 +28,9 @@ public struct FilterDeclaration: Sendable {
                 resources: (@Sendable (FilterInstance, ResourceContext) throws -> [String: FilterResource])? = nil,
                 outputSize: (@Sendable (_ w: Int, _ h: Int, FilterInstance) -> (Int, Int))? = nil,
                 check: (@Sendable (FilterInstance) -> String?)? = nil,
-                arrays: (@Sendable (FilterInstance, _ inputWidth: Int, _ inputHeight: Int) -> [String: [Float]])? = nil) {
+                arrays: (@Sendable (FilterInstance, _ inputWidth: Int, _ inputHeight: Int) -> [String: [Float]])? = nil,
+                passPlan: (@Sendable (FilterInstance) -> [(glsl: String, divisor: Int)])? = nil) {
+        self.passPlan = passPlan
         self.name = name
         self.summary = summary
         self.category = category
@@ -50,6 +56,18 @@ public struct FilterDeclaration: Sendable {
     }
 
     public var isPoint: Bool { if case .point = kind { return true } else { return false } }
+
+    /// Whether a parameter may be keyframed: numbers, vectors and colours that reach the shader as
+    /// uniforms. Parameters that shape passes, tables or textures (a blur's sigma, curve points) are
+    /// fixed for the run, so in filters with those only the mixing amounts animate.
+    public func isAnimatable(_ p: ParameterDeclaration) -> Bool {
+        switch p.type {
+        case .float, .int, .vector, .color: break
+        default: return false
+        }
+        if arrays == nil && resources == nil && passPlan == nil && outputSize == nil { return true }
+        return ["intensity", "opacity", "mix", "mixturePercent"].contains(p.name)
+    }
 }
 
 public enum FilterCategory: String, Sendable, CaseIterable {
@@ -185,7 +203,9 @@ public enum ParameterType: Sendable, Equatable {
     }
 }
 
-public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
+public indirect enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
+    /// A value that changes over the output's time (seconds), for numbers, vectors and colours.
+    case animated(Keyframes)
     case float(Double)
     case int(Int)
     case bool(Bool)
@@ -198,6 +218,7 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case .animated(let k): return k.description
         case .float(let v): return formatNumber(v)
         case .int(let v): return String(v)
         case .bool(let b): return b ? "true" : "false"
@@ -210,8 +231,10 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Numeric views; an animated value gives its value at time 0.
     public var double: Double {
         switch self {
+        case .animated(let k): return k.value(at: 0).double
         case .float(let v): return v
         case .int(let v): return Double(v)
         case .bool(let b): return b ? 1 : 0
@@ -221,6 +244,7 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
 
     public var doubles: [Double] {
         switch self {
+        case .animated(let k): return k.value(at: 0).doubles
         case .vector(let v), .matrix4(let v): return v
         case .float, .int, .bool: return [double]
         default: return []
@@ -228,6 +252,40 @@ public enum ParameterValue: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var string: String { if case .string(let s) = self { return s } else { return "" } }
+}
+
+/// Keyframes `[[time, value], ...]` with linear or smooth (smoothstep) easing between them; the
+/// first value holds before the first time and the last after the last.
+public struct Keyframes: Sendable, Equatable, CustomStringConvertible {
+    public enum Easing: String, Sendable, CaseIterable { case linear, smooth }
+    public var times: [Double]
+    public var values: [ParameterValue]
+    public var easing: Easing
+
+    public init(times: [Double], values: [ParameterValue], easing: Easing) {
+        self.times = times
+        self.values = values
+        self.easing = easing
+    }
+
+    public func value(at t: Double) -> ParameterValue {
+        guard let first = times.first, t > first else { return values[0] }
+        guard let i = times.firstIndex(where: { $0 >= t }) else { return values[values.count - 1] }
+        var u = (t - times[i - 1]) / max(times[i] - times[i - 1], 1e-9)
+        if easing == .smooth { u = u * u * (3 - 2 * u) }
+        let a = values[i - 1], b = values[i]
+        switch (a, b) {
+        case (.int(let x), .int(let y)): return .int(Int((Double(x) + (Double(y) - Double(x)) * u).rounded()))
+        case (.float(let x), .float(let y)): return .float(x + (y - x) * u)
+        case (.vector(let x), .vector(let y)): return .vector(zip(x, y).map { $0 + ($1 - $0) * u })
+        default: return u < 0.5 ? a : b
+        }
+    }
+
+    public var description: String {
+        let frames = zip(times, values).map { "[\(formatNumber($0)), \($1)]" }.joined(separator: ", ")
+        return "{\"keyframes\": [\(frames)], \"easing\": \"\(easing.rawValue)\"}"
+    }
 }
 
 func formatNumber(_ v: Double) -> String {

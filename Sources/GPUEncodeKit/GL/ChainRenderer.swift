@@ -69,7 +69,7 @@ final class ChainRenderer {
 
     static func needsSampling(_ filters: [FilterInstance]) -> Bool {
         filters.contains { f in
-            if f.nodeReference != nil { return true }
+            if f.nodeReference != nil || f.declaration.name == NodeInputFilter.name { return true }
             switch f.declaration.kind {
             case .sampling, .average: return true
             case .point, .blend: return false
@@ -80,7 +80,9 @@ final class ChainRenderer {
     init(source: ChainSource, filters: [FilterInstance], fuse: Bool = true) throws {
         // Nodes a later blend reads must end a segment, so their picture exists as a texture,
         // and that texture is kept (pinned) for the rest of the frame.
-        let referenced = Set(filters.compactMap(\.nodeReference))
+        let referenced = Set(filters.compactMap { f in
+            f.nodeReference ?? (f.declaration.name == NodeInputFilter.name ? f.string("node") : nil)
+        })
         var segments: [Segment] = [.source([])]
         var segmentNode: [String?] = [referenced.contains("source") ? "source" : nil]
         var mustSplit = referenced.contains("source")
@@ -108,10 +110,14 @@ final class ChainRenderer {
         var free: [RenderTarget] = []
         var pinned: [ObjectIdentifier] = []
         var nodes: [String: RenderTarget] = [:]
-        func take(_ w: Int, _ h: Int) throws -> RenderTarget {
-            if let i = free.firstIndex(where: { $0.width == w && $0.height == h }) { return free.remove(at: i) }
+        /// `precise`: half-float, for the reduced passes of a filter that computes at a smaller
+        /// size (their rounding would otherwise be magnified when scaled back up). Colour-renderable
+        /// half floats are core in OpenGL ES 3.2, which both llvmpipe and NVIDIA provide.
+        func take(_ w: Int, _ h: Int, precise: Bool = false) throws -> RenderTarget {
+            let format = GLenum(precise ? GL_RGBA16F : GL_RGBA8)
+            if let i = free.firstIndex(where: { $0.width == w && $0.height == h && $0.format == format }) { return free.remove(at: i) }
             textureCount += 1
-            return try RenderTarget(width: w, height: h, formats: [GLenum(GL_RGBA8)], filter: GL_LINEAR)
+            return try RenderTarget(width: w, height: h, formats: [format], filter: GL_LINEAR)
         }
         func release(_ t: RenderTarget) {
             if !pinned.contains(ObjectIdentifier(t)) { free.append(t) }
@@ -206,14 +212,18 @@ final class ChainRenderer {
                 release(picture)
                 current = target
             case .sampling(let prefix, let f, let points):
-                guard case .sampling(let glsl, let passSources) = f.declaration.kind else { continue }
+                guard case .sampling(let glsl, let fixedPasses) = f.declaration.kind else { continue }
+                let plan = f.declaration.passPlan?(f) ?? fixedPasses.map { ($0, 1) }
                 let segmentInput = current!
                 let inputSize = size
                 size = f.declaration.outputSize.map { $0(size.0, size.1, f) } ?? size
                 size = (max(1, size.0), max(1, size.1))
+                let filterSize = size
                 var previous: RenderTarget? = nil
-                for (k, passSource) in passSources.enumerated() {
-                    let last = k == passSources.count - 1
+                var previousSize = inputSize
+                for (k, (passSource, divisor)) in plan.enumerated() {
+                    let last = k == plan.count - 1
+                    let passSize = last ? filterSize : (max(1, (filterSize.0 + divisor - 1) / divisor), max(1, (filterSize.1 + divisor - 1) / divisor))
                     let text = ChainRenderer.header + """
                     uniform highp sampler2D \(prefix)input;
                     uniform highp sampler2D \(prefix)source;
@@ -237,10 +247,10 @@ final class ChainRenderer {
                     program.set("\(prefix)input", int: 0)
                     program.set("\(prefix)source", int: 1)
                     let input = previous ?? segmentInput
-                    program.set("\(prefix)inputSize", Float(input === segmentInput ? inputSize.0 : size.0),
-                                Float(input === segmentInput ? inputSize.1 : size.1))
+                    program.set("\(prefix)inputSize", Float(previousSize.0), Float(previousSize.1))
                     program.set("\(prefix)sourceSize", Float(inputSize.0), Float(inputSize.1))
-                    let target = try take(size.0, size.1)
+                    let target = try take(passSize.0, passSize.1, precise: !last && divisor > 1)
+                    previousSize = passSize
                     let passOwners = [(prefix, f)] + (last ? owners(points) : [])
                     passes.append(Pass(program: program, target: target, input: input, source: segmentInput,
                                        bindings: try FilterBindings(program: program, owners: passOwners, resources: &resources,
@@ -310,6 +320,7 @@ final class ChainRenderer {
                 glBindTexture(GLenum(GL_TEXTURE_2D), (pass.source ?? input).textures[0].id)
             }
             pass.bindings.bind()
+            if pass.bindings.isAnimated { pass.bindings.update(time: time) }
             glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
             if let name = pass.statistic {
                 var texel: [UInt8] = [0, 0, 0, 0]

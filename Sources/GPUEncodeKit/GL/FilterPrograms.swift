@@ -103,6 +103,9 @@ final class FilterBindings {
     private var textures: [(unit: Int32, texture: ResourceTexture)] = []
     /// Earlier nodes' pictures a blend reads (`nodeInput`), by unit.
     private var nodeTextures: [(unit: Int32, target: RenderTarget)] = []
+    /// Keyframed parameters, set again for each frame's time.
+    private var animated: [(program: ShaderProgram, name: String, type: ParameterType, keyframes: Keyframes)] = []
+    var isAnimated: Bool { !animated.isEmpty }
 
     /// Units below `firstUnit` belong to the pass itself (source planes, pass inputs).
     static let firstUnit: Int32 = 4
@@ -123,7 +126,13 @@ final class FilterBindings {
                 continue
             }
             for p in f.declaration.parameters {
-                FilterBindings.setUniform(program, prefix + p.name, type: p.type, value: f.values[p.name] ?? p.defaultValue)
+                let value = f.values[p.name] ?? p.defaultValue
+                if case .animated(let k) = value {
+                    animated.append((program, prefix + p.name, p.type, k))
+                    FilterBindings.setUniform(program, prefix + p.name, type: p.type, value: k.value(at: 0))
+                } else {
+                    FilterBindings.setUniform(program, prefix + p.name, type: p.type, value: value)
+                }
             }
             for (name, values) in f.declaration.arrays?(f, inputSize.0, inputSize.1) ?? [:] {
                 let location = program.location(prefix + name)
@@ -151,6 +160,11 @@ final class FilterBindings {
                 }
             }
         }
+    }
+
+    /// Sets keyframed uniforms for `time` (the program must be in use).
+    func update(time: Double) {
+        for a in animated { FilterBindings.setUniform(a.program, a.name, type: a.type, value: a.keyframes.value(at: time)) }
     }
 
     func bind() {

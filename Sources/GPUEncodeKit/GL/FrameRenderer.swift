@@ -91,9 +91,13 @@ public enum RenderPath: String, Sendable, CaseIterable {
 public final class FrameRenderer {
     public let geometry: RenderGeometry
     public let path: RenderPath
-    public var writesNV12: Bool { packed }
+    public var writesNV12: Bool { nv12 != nil }
     private let planes: [Texture]
+    /// Source planes uploaded four samples per RGBA8 texel (the fused single pass reads them so).
     private let packed: Bool
+    /// The three-attachment target (even Y rows, odd Y rows, CbCr) read back as NV12: the fused
+    /// single pass's, or the packed conversion at the end of a chain.
+    private var nv12: RenderTarget?
     /// The fused single program (or luma + chroma programs) when the chain needs no intermediate.
     private var fast: [(program: ShaderProgram, target: RenderTarget, bindings: FilterBindings)] = []
     /// Otherwise: the chain through RGBA textures, then its conversion to Y and CbCr.
@@ -131,7 +135,8 @@ public final class FrameRenderer {
         // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
         // more than the arithmetic around it.
         packed = direct && FrameRenderer.isUpright420(g)
-        transfers = packed && pixelBuffers ? TransferBuffers(count: 3 + 3 * FrameRenderer.readSets) : nil
+        let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
+        transfers = writesNV12 && pixelBuffers ? TransferBuffers(count: 3 + 3 * FrameRenderer.readSets) : nil
         if packed {
             planes = [
                 Texture(width: (g.sourceWidth + 3) / 4, height: g.sourceHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
@@ -201,6 +206,7 @@ public final class FrameRenderer {
                 fast.append((program, target, try FilterBindings(program: program, owners: owners, resources: &resources,
                                                                  inputSize: (g.uprightWidth, g.uprightHeight))))
             }
+            if packed { nv12 = made[0].1 }
         } else {
             let chainSource = ChainSource(glsl: FrameRenderer.sourceUniforms + """
             vec4 sourcePixel(vec2 p) {
@@ -211,6 +217,15 @@ public final class FrameRenderer {
             """, width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
             let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused)
             self.chain = chain
+            if writesNV12 {
+                // One pass from the chain's RGBA to NV12, a 4x2 block per fragment.
+                let program = try ShaderProgram(fragment: FrameRenderer.nv12FromRGBA, label: "RGB to NV12")
+                let target = try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)])
+                setUp(program)
+                glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
+                conversion = [(program, target)]
+                nv12 = target
+            } else {
             conversion = [
                 (try ShaderProgram(fragment: FrameRenderer.lumaFromRGBA, label: "RGB to Y"),
                  try RenderTarget(width: w, height: h, formats: [GLenum(GL_R8)])),
@@ -220,6 +235,7 @@ public final class FrameRenderer {
             for (program, _) in conversion {
                 setUp(program)
                 program.set("texelSize", 1 / Float(chain.outputWidth), 1 / Float(chain.outputHeight))
+            }
             }
         }
         try FrameRenderer.checkError("setting up the renderer")
@@ -237,7 +253,8 @@ public final class FrameRenderer {
     /// planes: the single-pass path for upright 4:2:0 point-filter chains, where a 4x2 block's
     /// chroma is one RGBA8 texel.
     public static func writesNV12(_ g: RenderGeometry, path: RenderPath, filters: [FilterInstance]) -> Bool {
-        path == .direct && isUpright420(g) && !ChainRenderer.needsSampling(filters)
+        // A chain ends upright in an RGBA texture whatever the source, so it converts to NV12 too.
+        path == .direct && (isUpright420(g) || ChainRenderer.needsSampling(filters))
     }
 
     /// The filtered picture as RGBA instead of Y'CbCr (previews), on a renderer made with a path
@@ -270,7 +287,7 @@ public final class FrameRenderer {
     public func collect(into output: [Plane]) throws {
         guard let transfers, !pendingReads.isEmpty else { return }
         let base = 3 + 3 * pendingReads.removeFirst()
-        let target = fast[0].target
+        let target = nv12!
         let y = output[0]
         transfers.finishRead(base, target: target, into: y.data, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
         transfers.finishRead(base + 1, target: target, into: y.data + y.stride, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
@@ -282,7 +299,7 @@ public final class FrameRenderer {
         guard let transfers else { return }
         let set = nextReadSet
         nextReadSet = (nextReadSet + 1) % FrameRenderer.readSets
-        for a in 0..<3 { transfers.startRead(3 + 3 * set + a, target: fast[0].target, attachment: a) }
+        for a in 0..<3 { transfers.startRead(3 + 3 * set + a, target: nv12!, attachment: a) }
         pendingReads.append(set)
     }
 
@@ -298,22 +315,6 @@ public final class FrameRenderer {
     }
 
     private func draw(time: Double) {
-        for (program, target, bindings) in fast {
-            target.bind()
-            program.use()
-            program.set("time", Float(time))
-            program.set("frameIndex", Float(frameIndex))
-            bindings.bind()
-            glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
-        }
-    }
-
-    /// Renders one frame at `time` seconds: `source` holds the Y, Cb, Cr planes; `output` receives
-    /// Y, Cb, Cr, or Y and CbCr when `writesNV12`.
-    public func render(source: [Plane], output: [Plane], time: Double = 0) throws {
-        precondition(source.count == 3 && output.count == (packed ? 2 : 3) && pendingReads.isEmpty)
-        upload(source)
-        defer { frameIndex += 1 }
         if let chain {
             let result = chain.render(time: time, frameIndex: frameIndex)
             glActiveTexture(GLenum(GL_TEXTURE0))
@@ -323,25 +324,43 @@ public final class FrameRenderer {
                 program.use()
                 glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
             }
+            return
+        }
+        for (program, target, bindings) in fast {
+            target.bind()
+            program.use()
+            program.set("time", Float(time))
+            program.set("frameIndex", Float(frameIndex))
+            bindings.bind()
+            if bindings.isAnimated { bindings.update(time: time) }
+            glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+        }
+    }
+
+    /// Renders one frame at `time` seconds: `source` holds the Y, Cb, Cr planes; `output` receives
+    /// Y, Cb, Cr, or Y and CbCr when `writesNV12`.
+    public func render(source: [Plane], output: [Plane], time: Double = 0) throws {
+        precondition(source.count == 3 && output.count == (nv12 != nil ? 2 : 3) && pendingReads.isEmpty)
+        upload(source)
+        draw(time: time)
+        frameIndex += 1
+        if let target = nv12 {
+            if transfers != nil {
+                queueReadback()
+                try collect(into: output)
+            } else {
+                // Even and odd rows come from two targets: each fills every other row of the plane.
+                let y = output[0]
+                target.readPacked(0, into: y.data, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
+                target.readPacked(1, into: y.data + y.stride, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
+                target.readPacked(2, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth, scratch: &scratch)
+            }
+        } else if chain != nil {
             conversion[0].target.readPlane(0, into: output[0].data, stride: output[0].stride, scratch: &scratch)
             conversion[1].target.readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
             conversion[1].target.readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
-            try FrameRenderer.checkError("rendering a frame")
-            return
-        }
-        draw(time: time)
-        let target = fast[0].target
-        if transfers != nil {
-            queueReadback()
-            try collect(into: output)
-        } else if packed {
-            // Even and odd rows come from two targets: each fills every other row of the plane.
-            let y = output[0]
-            target.readPacked(0, into: y.data, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
-            target.readPacked(1, into: y.data + y.stride, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
-            target.readPacked(2, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth, scratch: &scratch)
         } else {
-            target.readPacked(0, into: output[0].data, stride: output[0].stride, width: geometry.outputWidth, scratch: &scratch)
+            fast[0].target.readPacked(0, into: output[0].data, stride: output[0].stride, width: geometry.outputWidth, scratch: &scratch)
             fast[1].target.readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
             fast[1].target.readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
         }
@@ -481,6 +500,46 @@ public final class FrameRenderer {
             float x = float(4 * q + k) - 0.5;
             vec3 a = filtered(vec3(y0[k], u0[k], v0[k]), vec2(x, float(2 * m) + 0.5) / outSize).rgb;
             vec3 b = filtered(vec3(y1[k], u1[k], v1[k]), vec2(x, float(2 * m) + 1.5) / outSize).rgb;
+            s[k] = a + b;
+            if (k > 0) {
+                even[k - 1] = (rgbToYuv * a).x + outOffset.x;
+                odd[k - 1] = (rgbToYuv * b).x + outOffset.x;
+            }
+        }
+        yEven = even;
+        yOdd = odd;
+        vec3 c0 = rgbToYuv * (0.125 * s[0] + 0.25 * s[1] + 0.125 * s[2]) + outOffset;
+        vec3 c1 = rgbToYuv * (0.125 * s[2] + 0.25 * s[3] + 0.125 * s[4]) + outOffset;
+        cbcr = vec4(c0.yz, c1.yz);
+    }
+    """
+
+    /// RGBA (the end of a chain) to NV12: each fragment converts a 4x2 block, with the same
+    /// left-sited [1/4 1/2 1/4] x [1/2 1/2] chroma taps as `chromaFromRGBA` (the block's pixels plus
+    /// the column to its left).
+    static let nv12FromRGBA = """
+    #version 300 es
+    precision highp float;
+    precision highp int;
+    uniform highp sampler2D rgbaTex;
+    uniform mat3 rgbToYuv;
+    uniform vec3 outOffset;
+    uniform ivec2 rgbaMax;
+    layout(location = 0) out vec4 yEven;
+    layout(location = 1) out vec4 yOdd;
+    layout(location = 2) out vec4 cbcr;
+    void main() {
+        int q = int(gl_FragCoord.x);
+        int m = int(gl_FragCoord.y);
+        int r0 = min(2 * m, rgbaMax.y);
+        int r1 = min(2 * m + 1, rgbaMax.y);
+        vec3 s[5];
+        vec4 even;
+        vec4 odd;
+        for (int k = 0; k < 5; k++) {
+            int x = clamp(4 * q - 1 + k, 0, rgbaMax.x);
+            vec3 a = texelFetch(rgbaTex, ivec2(x, r0), 0).rgb;
+            vec3 b = texelFetch(rgbaTex, ivec2(x, r1), 0).rgb;
             s[k] = a + b;
             if (k > 0) {
                 even[k - 1] = (rgbToYuv * a).x + outOffset.x;

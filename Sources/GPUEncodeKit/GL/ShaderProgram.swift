@@ -187,9 +187,14 @@ final class RenderTarget {
     /// Whether glReadPixels may read GL_RED/UNSIGNED_BYTE straight into a plane (Mesa and NVIDIA say yes).
     private(set) var readsRed = false
 
+    /// The first attachment's internal format.
+    var format: GLenum { formats[0] }
+    private let formats: [GLenum]
+
     init(width: Int, height: Int, formats: [GLenum], filter: GLint = GL_NEAREST) throws {
         self.width = width
         self.height = height
+        self.formats = formats
         textures = formats.map { Texture(width: width, height: height, format: $0, filter: filter) }
         var f: GLuint = 0
         glGenFramebuffers(1, &f)

@@ -141,7 +141,11 @@ private struct Validator {
                 let list = names.isEmpty ? "it takes no parameters" : "its parameters are \(names.joined(separator: ", "))"
                 throw fail(v, paramPath, "unknown parameter for \(name)\(hint); \(list)")
             }
-            values[key] = try parameter(v, p, paramPath)
+            if case .object = v.kind, v["keyframes"] != nil {
+                values[key] = try keyframes(v, p, declaration, paramPath)
+            } else {
+                values[key] = try parameter(v, p, paramPath)
+            }
         }
         var instance = FilterInstance(declaration, values: values, overlay: overlay, context: context)
         if let idValue = value["id"] {
@@ -226,6 +230,41 @@ private struct Validator {
             }
         }
         return ShaderFilter.make(source: source, sourceName: sourceName, parameters: parameters)
+    }
+
+    /// `{"keyframes": [[t, value], ...], "easing": "linear|smooth"}`: times in seconds of the
+    /// output, increasing; each value checked as the parameter's own.
+    func keyframes(_ value: JSONValue, _ p: ParameterDeclaration, _ d: FilterDeclaration, _ path: String) throws -> ParameterValue {
+        guard d.isAnimatable(p) else {
+            throw fail(value, path, "\(d.name).\(p.name) cannot be keyframed (only numbers, vectors and colours that the shader reads directly animate)")
+        }
+        var easing = Keyframes.Easing.linear
+        for (key, v) in try members(value, path) {
+            switch key {
+            case "keyframes": break
+            case "easing":
+                let word = try string(v, path + ".easing")
+                guard let e = Keyframes.Easing(rawValue: word) else { throw fail(v, path + ".easing", "easing is linear or smooth, not \"\(word)\"") }
+                easing = e
+            default: throw fail(v, "\(path).\(key)", "unknown member; keyframes take \"keyframes\" and \"easing\"")
+            }
+        }
+        let list = value["keyframes"]!
+        guard case .array(let items) = list.kind, !items.isEmpty else {
+            throw fail(list, path + ".keyframes", "expected a list of [seconds, value] pairs")
+        }
+        var times: [Double] = []
+        var values: [ParameterValue] = []
+        for (i, item) in items.enumerated() {
+            let itemPath = "\(path).keyframes[\(i)]"
+            guard case .array(let pair) = item.kind, pair.count == 2 else { throw fail(item, itemPath, "expected [seconds, value]") }
+            let t = try number(pair[0], itemPath + "[0]")
+            guard t >= 0, t.isFinite else { throw fail(pair[0], itemPath + "[0]", "a time is seconds from the start, 0 or more") }
+            if let last = times.last, t <= last { throw fail(pair[0], itemPath + "[0]", "times must increase (\(formatNumber(t)) after \(formatNumber(last)))") }
+            times.append(t)
+            values.append(try parameter(pair[1], p, itemPath + "[1]"))
+        }
+        return .animated(Keyframes(times: times, values: values, easing: easing))
     }
 
     /// A blend's `with`: a colour, an image file, or a generator object.
