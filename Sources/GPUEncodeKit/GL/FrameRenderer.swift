@@ -306,7 +306,8 @@ public final class FrameRenderer {
     private func upload(_ source: [Plane]) {
         for (i, t) in planes.enumerated() {
             glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
-            if let transfers { transfers.upload(i, texture: t, data: source[i].data, stride: source[i].stride) } else if packed {
+            // The buffers upload planes packed four samples per texel; a chain's R8 planes go directly.
+            if let transfers, packed { transfers.upload(i, texture: t, data: source[i].data, stride: source[i].stride) } else if packed {
                 t.uploadPacked(source[i].data, stride: source[i].stride, scratch: &scratch)
             } else {
                 t.upload(source[i].data, stride: source[i].stride)
