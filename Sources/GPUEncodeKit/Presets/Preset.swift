@@ -24,13 +24,13 @@ public struct Preset: Sendable {
     /// Things worth a look that do not stop the preset from loading (a value equal to its default,
     /// an unused graph node); `gpuencode validate` prints them.
     public let warnings: [PresetDiagnostic]
-    /// For custom shaders: the JSON members that define them (`source`/`file`, `parameters`), by
-    /// chain index, so that `presets show` can write them back.
-    let shaderDefinitions: [Int: [(key: String, value: JSONValue)]]
+    /// For custom shaders, by chain index: the JSON that defines them, so that `presets show` can
+    /// write them back and `validate` can point at them.
+    public let shaderDefinitions: [Int: ShaderDefinition]
 
     init(name: String, description: String, version: Int, author: String?, tags: [String], filters: [FilterInstance],
          encode: PresetEncodeSettings, origin: String, ancestry: [String], warnings: [PresetDiagnostic],
-         shaderDefinitions: [Int: [(key: String, value: JSONValue)]]) {
+         shaderDefinitions: [Int: ShaderDefinition]) {
         self.name = name
         self.description = description
         self.version = version
@@ -100,6 +100,16 @@ public struct Preset: Sendable {
             return PresetCheck(preset: nil, errors: [PresetDiagnostic(.error, file: path, line: 0, column: 0, path: "", "cannot read preset: \(error)")], warnings: [])
         }
         return check(json: text, origin: path)
+    }
+}
+
+/// Where a custom shader filter was written: its JSON path, the filter object (for its position) and
+/// the members that define it (`source` or `file`, `parameters`).
+public struct ShaderDefinition: Sendable {
+    public let path: String
+    public let value: JSONValue
+    public var members: [(key: String, value: JSONValue)] {
+        value.members.filter { ["source", "file", "parameters"].contains($0.key) }
     }
 }
 

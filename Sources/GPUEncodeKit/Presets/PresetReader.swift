@@ -147,7 +147,7 @@ final class PresetReader {
             }
         }
 
-        var chain: (filters: [FilterInstance], shaders: [Int: [(key: String, value: JSONValue)]])? = nil
+        var chain: (filters: [FilterInstance], shaders: [Int: ShaderDefinition])? = nil
         switch (root["filters"], root["graph"]) {
         case (.some, .some(let g)):
             errors.append(fail(g, "graph", "give \"filters\" (a chain) or \"graph\", not both"))
@@ -319,9 +319,9 @@ final class PresetReader {
 
     /// Builds the filters of a chain, checking that every node a filter reads comes before it.
     /// `userIds`: the ids were written by the author (chain form), so an unused one is worth a warning.
-    func buildChain(_ elements: [ChainElement], userIds: Bool) -> (filters: [FilterInstance], shaders: [Int: [(key: String, value: JSONValue)]])? {
+    func buildChain(_ elements: [ChainElement], userIds: Bool) -> (filters: [FilterInstance], shaders: [Int: ShaderDefinition])? {
         var out: [FilterInstance] = []
-        var shaders: [Int: [(key: String, value: JSONValue)]] = [:]
+        var shaders: [Int: ShaderDefinition] = [:]
         var ids: [String: (JSONValue, String)] = [:]
         var used: Set<String> = []
         var ok = true
@@ -355,8 +355,8 @@ final class PresetReader {
                     ok = false
                     continue
                 }
-                if f.declaration.category == .custom && f.declaration.name == "shader", case .object(let m) = value.kind {
-                    shaders[out.count] = m.filter { ["source", "file", "parameters"].contains($0.key) }
+                if f.declaration.category == .custom && f.declaration.name == "shader" {
+                    shaders[out.count] = ShaderDefinition(path: path, value: value)
                 }
                 out.append(f)
             }
