@@ -88,7 +88,15 @@ public struct Preset: Sendable {
     public static func check(json text: String, origin: String) -> PresetCheck {
         let reader = PresetReader(origin: origin, extendsChain: [])
         let preset = reader.read(text: text)
-        return PresetCheck(preset: reader.errors.isEmpty ? preset : nil, errors: reader.errors, warnings: reader.warnings)
+        // In file order (a parent's errors, from `extends`, first), whatever order they were found in.
+        func ordered(_ list: [PresetDiagnostic]) -> [PresetDiagnostic] {
+            list.enumerated().sorted { a, b in
+                let x = (a.element.file == origin ? 1 : 0, a.element.line, a.element.column, a.offset)
+                let y = (b.element.file == origin ? 1 : 0, b.element.line, b.element.column, b.offset)
+                return x < y
+            }.map(\.element)
+        }
+        return PresetCheck(preset: reader.errors.isEmpty ? preset : nil, errors: ordered(reader.errors), warnings: ordered(reader.warnings))
     }
 
     /// `check` for a file on disk (a read failure is an error of its own).

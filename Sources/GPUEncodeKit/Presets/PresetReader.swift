@@ -227,7 +227,10 @@ final class PresetReader {
         let parentOrigin: String
         let text: String
         if Preset.isPath(spec) {
-            parentOrigin = spec.hasPrefix("/") || origin.hasPrefix("builtin:") ? spec : context.resolve(spec)
+            var spec = Substring(spec)
+            while spec.hasPrefix("./") { spec = spec.dropFirst(2) }
+            let relative = String(spec)
+            parentOrigin = relative.hasPrefix("/") || origin.hasPrefix("builtin:") ? relative : context.resolve(relative)
             do { text = try readTextFile(parentOrigin) } catch let e as FileReadError {
                 errors.append(fail(ext, "extends", "cannot read \(parentOrigin): \(e.reason)"))
                 return nil

@@ -56,7 +56,15 @@ public enum PresetWriter {
         case .float(let x): return .number(x)
         case .int(let x): return .number(x)
         case .bool(let b): return .bool(b)
-        case .vector(let list): return .numbers(list)
+        case .vector(let list):
+            if case .color = type, list.count == 4, list.allSatisfy({ abs($0 * 255 - ($0 * 255).rounded()) < 1e-6 }) {
+                let hex = list.map { c -> String in
+                    let h = String(Int((c * 255).rounded()), radix: 16)
+                    return h.count == 1 ? "0" + h : h
+                }
+                return .string("#" + (list[3] == 1 ? hex.prefix(3) : hex[...]).joined())
+            }
+            return .numbers(list)
         case .matrix4(let m): return .array((0..<4).map { r in .numbers(Array(m[(r * 4)..<(r * 4 + 4)])) })
         case .string(let s): return .string(s)
         case .points(let points): return .array(points.map { .numbers($0) })
