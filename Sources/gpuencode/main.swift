@@ -101,7 +101,7 @@ struct GPUEncode: ParsableCommand {
     @Flag(help: "Print each frame's measurements (averageColor filters) on stdout, one line per frame: frame=N time=SECONDS averageColor=R,G,B,A (0-1).")
     var stats = false
 
-    @Flag(name: .customLong("list-presets"), help: "List the presets (built-in and user; `gpuencode presets` says where each comes from) and exit.")
+    @Flag(name: .customLong("list-presets"), help: "List the built-in presets and exit (`gpuencode presets` lists user presets too).")
     var listPresets = false
 
     @Option(name: .customLong("benchmark-filters"), help: ArgumentHelp("Time the filter stage alone on N frames of INPUT held in memory (upload, filters, readback); no output file.", valueName: "N"))
@@ -130,8 +130,9 @@ struct GPUEncode: ParsableCommand {
 
     func run() throws {
         if listPresets {
-            for entry in PresetLibrary(presetDirectories: presetDirs).entries() where entry.shadowedBy == nil {
-                print("\(entry.name)\(String(repeating: " ", count: max(1, 12 - entry.name.count)))\(entry.description)")
+            for name in Preset.builtinNames {
+                let p = try? Preset.load(name)
+                print("\(name)\(String(repeating: " ", count: max(1, 12 - name.count)))\(p?.description ?? "")")
             }
             return
         }

@@ -96,7 +96,8 @@ final class PresetReader {
         return nil
     }
 
-    static let topLevelMembers = ["version", "name", "description", "author", "tags", "extends", "parameters", "filters", "graph", "encode"]
+    /// `$schema` is allowed (and ignored) so editors can find presets/schema.json.
+    static let topLevelMembers = ["$schema", "version", "name", "description", "author", "tags", "extends", "parameters", "filters", "graph", "encode"]
 
     func read(root original: JSONValue) -> Preset? {
         guard case .object = original.kind else {

@@ -83,6 +83,7 @@ public enum PresetSchema {
             ("anyOf", .array([.object([("required", .strings(["filters"]))]), .object([("required", .strings(["graph"]))]),
                               .object([("required", .strings(["extends"]))])])),
             ("properties", .object([
+                ("$schema", .object([("type", .string("string")), ("description", .string("Where an editor finds this schema; ignored by gpuencode."))])),
                 ("version", .object([("const", .number(Preset.currentVersion)),
                                      ("description", .string("Format version. Older files are upgraded on load; `gpuencode presets upgrade` rewrites them."))])),
                 ("name", .object([("type", .string("string"))])),
