@@ -20,8 +20,11 @@ struct GPUEncode: ParsableCommand {
           gpuencode in.mkv out.mkv --preset ./my-look.json --crf 18 --x264-preset slow
           gpuencode in.mp4 out.mp4 --preset grayscale --bitrate 4M -y
 
-        PRESETS: built-in \(Preset.builtinNames.joined(separator: ", ")) (list them with --list-presets), or a
+        PRESETS: built-in \(Preset.builtinNames.joined(separator: ", ")), user presets (NAME.json in
+        --preset-dir folders or ~/.config/gpuencode/presets; `gpuencode presets` lists them all), or a
         JSON file: {"version": 1, "name": "warm", "filters": [{"filter": "sepia", "intensity": 0.5}]}
+        (docs/presets.md). A preset's "encode" settings (crf, x264Preset, tune, keyint) are used unless
+        the same option is given on the command line: flag > preset > built-in default.
 
         GPU: --gpu auto (default) uses a hardware EGL device (e.g. NVIDIA) when there is one, else
         Mesa's software renderer llvmpipe through the surfaceless platform, so it runs on any machine
@@ -31,6 +34,9 @@ struct GPUEncode: ParsableCommand {
           gpuencode filters [NAME]          list the filters, or describe one with its parameters
           gpuencode preview IN -o OUT.png   one filtered frame as a picture (--preset, --at SECONDS)
           gpuencode lut identity OUT.png    write an identity lookup image to colour-grade in an editor
+          gpuencode presets [show NAME]     list presets with their source, or print one resolved as JSON
+          gpuencode presets upgrade FILE    rewrite an older-version preset (-o OUT); presets schema: JSON Schema
+          gpuencode validate FILE...        check presets, every error with line:column (--json)
 
         EXIT CODES:
         \(exitCodeTable.map { "  \($0.code)\(String(repeating: " ", count: max(1, 5 - String($0.code).count)))\($0.meaning)" }.joined(separator: "\n"))
@@ -44,17 +50,20 @@ struct GPUEncode: ParsableCommand {
     @Argument(help: "Output file; the container follows the extension (.mp4, .m4v, .mov, .mkv).")
     var output: String?
 
-    @Option(name: .long, help: ArgumentHelp("A built-in preset name or a path to a preset JSON file.", valueName: "name|file"))
+    @Option(name: .long, help: ArgumentHelp("A preset name (user presets, then built-ins) or a path to a preset JSON file.", valueName: "name|file"))
     var preset: String = "identity"
+
+    @Option(name: .customLong("preset-dir"), help: ArgumentHelp("A folder of NAME.json presets searched before ~/.config/gpuencode/presets and the built-ins; repeatable.", valueName: "dir"))
+    var presetDirs: [String] = []
 
     @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists.")
     var overwrite = false
 
-    @Option(help: ArgumentHelp("x264 constant rate factor, 0 (lossless) to 51; lower is better and bigger.", valueName: "n"))
-    var crf: Double = 23
+    @Option(help: ArgumentHelp("x264 constant rate factor, 0 (lossless) to 51; lower is better and bigger (default: the preset's, else 23).", valueName: "n"))
+    var crf: Double?
 
-    @Option(name: .customLong("x264-preset"), help: ArgumentHelp("x264 speed preset: \(EncoderSettings.x264Presets.joined(separator: ", ")).", valueName: "name"))
-    var x264Preset: String = "medium"
+    @Option(name: .customLong("x264-preset"), help: ArgumentHelp("x264 speed preset: \(EncoderSettings.x264Presets.joined(separator: ", ")) (default: the preset's, else medium).", valueName: "name"))
+    var x264Preset: String?
 
     @Option(help: ArgumentHelp("x264 tune: \(EncoderSettings.x264Tunes.joined(separator: ", ")).", valueName: "name"))
     var tune: String?
@@ -92,7 +101,7 @@ struct GPUEncode: ParsableCommand {
     @Flag(help: "Print each frame's measurements (averageColor filters) on stdout, one line per frame: frame=N time=SECONDS averageColor=R,G,B,A (0-1).")
     var stats = false
 
-    @Flag(name: .customLong("list-presets"), help: "List the built-in presets and exit.")
+    @Flag(name: .customLong("list-presets"), help: "List the built-in presets and exit (`gpuencode presets` lists user presets too).")
     var listPresets = false
 
     @Option(name: .customLong("benchmark-filters"), help: ArgumentHelp("Time the filter stage alone on N frames of INPUT held in memory (upload, filters, readback); no output file.", valueName: "N"))
@@ -105,8 +114,8 @@ struct GPUEncode: ParsableCommand {
             return
         }
         guard input != nil, output != nil else { throw ValidationError("give an input and an output file, e.g. gpuencode in.mp4 out.mp4 --preset sepia") }
-        guard (0...51).contains(crf) else { throw ValidationError("--crf must be between 0 and 51") }
-        guard EncoderSettings.x264Presets.contains(x264Preset) else {
+        if let crf, !(0...51).contains(crf) { throw ValidationError("--crf must be between 0 and 51") }
+        if let x264Preset, !EncoderSettings.x264Presets.contains(x264Preset) {
             throw ValidationError("unknown --x264-preset \(x264Preset); use one of \(EncoderSettings.x264Presets.joined(separator: ", "))")
         }
         if let tune, !EncoderSettings.x264Tunes.contains(tune) {
@@ -131,7 +140,7 @@ struct GPUEncode: ParsableCommand {
         if let n = benchmarkFilters {
             do {
                 let selection = GPUSelection(rawValue: gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto") ?? .auto
-                let r = try FilterBenchmark.run(input: input!, preset: try Preset.load(preset), gpu: selection, path: path, frames: n)
+                let r = try FilterBenchmark.run(input: input!, preset: try PresetLibrary(presetDirectories: presetDirs).load(preset), gpu: selection, path: path, frames: n)
                 print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
             } catch let error as GPUEncodeError {
                 fputs("gpuencode: error: \(error.description)\n", stderr)
@@ -146,16 +155,18 @@ struct GPUEncode: ParsableCommand {
         if !noProgress && (stderrIsTTY || progress) { reporter = ProgressReporter(style: stderrIsTTY ? .terminal : .lines) }
         let shared = reporter
         do {
-            let preset = try Preset.load(self.preset)
+            let preset = try PresetLibrary(presetDirectories: presetDirs).load(self.preset)
             var options = TranscodeOptions(input: input!, output: output!, preset: preset)
             options.overwrite = overwrite
             options.renderPath = path
             options.sequential = deterministic
-            options.encoder.crf = crf
-            options.encoder.preset = x264Preset
-            options.encoder.tune = tune
+            // A flag given on the command line wins over the preset's "encode", which wins over the defaults.
+            let defaults = EncoderSettings()
+            options.encoder.crf = crf ?? preset.encode.crf ?? defaults.crf
+            options.encoder.preset = x264Preset ?? preset.encode.x264Preset ?? defaults.preset
+            options.encoder.tune = tune ?? preset.encode.tune ?? defaults.tune
             options.encoder.bitrate = bitrate.flatMap(parseBitrate)
-            options.encoder.keyint = keyint
+            options.encoder.keyint = keyint ?? preset.encode.keyint ?? defaults.keyint
             options.encoder.threads = threads
             options.encoder.profile = profile
             let gpuName = gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto"
@@ -221,6 +232,8 @@ let subcommands: [String: ParsableCommand.Type] = [
     "filters": FiltersCommand.self,
     "lut": LutCommand.self,
     "preview": PreviewCommand.self,
+    "presets": PresetsCommand.self,
+    "validate": ValidateCommand.self,
 ]
 
 /// Usage errors are one line, like every other failure; --help has the full text.

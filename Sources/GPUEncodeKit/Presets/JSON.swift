@@ -15,6 +15,13 @@ public struct JSONValue: Sendable {
     public let line: Int
     public let column: Int
 
+    /// `line` and `column` are 0 for values made in code rather than read from a file.
+    public init(_ kind: Kind, line: Int = 0, column: Int = 0) {
+        self.kind = kind
+        self.line = line
+        self.column = column
+    }
+
     public var typeName: String {
         switch kind {
         case .null: return "null"
@@ -73,7 +80,7 @@ public enum JSONParser {
         mutating func parseValue() throws -> JSONValue {
             guard index < bytes.count else { throw error("unexpected end of file, expected a value") }
             let (l, c) = (line, column)
-            func make(_ kind: JSONValue.Kind) -> JSONValue { JSONValue(kind: kind, line: l, column: c) }
+            func make(_ kind: JSONValue.Kind) -> JSONValue { JSONValue(kind, line: l, column: c) }
             switch bytes[index] {
             case UInt8(ascii: "{"):
                 index += 1

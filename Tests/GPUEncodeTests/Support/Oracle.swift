@@ -95,21 +95,22 @@ final class RunningProcess: @unchecked Sendable {
     private let captureDirectory: URL
     private let commandLine: String
 
-    init(_ executable: String, _ arguments: [String]) throws {
+    /// `environment`: variables set (added to or replacing this process's) for the child.
+    init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
         let path = try Self.resolve(executable)
         commandLine = ([path] + arguments).joined(separator: " ")
         captureDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("gpuencode-capture-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: captureDirectory, withIntermediateDirectories: true)
         do {
-            try launch(path, arguments)
+            try launch(path, arguments, environment: environment)
         } catch {
             try? FileManager.default.removeItem(at: captureDirectory)
             throw error
         }
     }
 
-    private func launch(_ path: String, _ arguments: [String]) throws {
+    private func launch(_ path: String, _ arguments: [String], environment: [String: String]?) throws {
         let out = captureDirectory.appendingPathComponent("stdout")
         let err = captureDirectory.appendingPathComponent("stderr")
         guard FileManager.default.createFile(atPath: out.path, contents: nil),
@@ -118,6 +119,9 @@ final class RunningProcess: @unchecked Sendable {
         }
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
+        if let environment {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
@@ -231,8 +235,9 @@ final class Memo<Value: Sendable>: @unchecked Sendable {
 enum Oracle {
     static let defaultTimeout: TimeInterval = 600
 
-    static func run(_ executable: String, _ arguments: [String], timeout: TimeInterval = defaultTimeout) throws -> ProcessResult {
-        try RunningProcess(executable, arguments).wait(timeout: timeout)
+    static func run(_ executable: String, _ arguments: [String], timeout: TimeInterval = defaultTimeout,
+                    environment: [String: String]? = nil) throws -> ProcessResult {
+        try RunningProcess(executable, arguments, environment: environment).wait(timeout: timeout)
     }
 
     static func start(_ executable: String, _ arguments: [String]) throws -> RunningProcess {
@@ -381,8 +386,9 @@ class GPUEncodeTestCase: XCTestCase {
         Set((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
     }
 
-    func gpuencode(_ arguments: [String], timeout: TimeInterval = Oracle.defaultTimeout) throws -> ProcessResult {
-        try Oracle.run(try Paths.gpuencode(), arguments, timeout: timeout)
+    func gpuencode(_ arguments: [String], timeout: TimeInterval = Oracle.defaultTimeout,
+                   environment: [String: String]? = nil) throws -> ProcessResult {
+        try Oracle.run(try Paths.gpuencode(), arguments, timeout: timeout, environment: environment)
     }
 
     /// The contract for every failure: a documented code (not a crash), exactly one stderr line naming

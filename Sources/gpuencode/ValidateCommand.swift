@@ -1,0 +1,86 @@
+import ArgumentParser
+import GPUEncodeKit
+import Glibc
+
+struct ValidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gpuencode validate",
+        abstract: "Check preset files without touching any video.",
+        discussion: """
+        Reports every error it can find, not only the first: each with the file, line:column, the
+        JSON path and what was expected (with a suggestion for a misspelt filter or parameter), one
+        per line as FILE:LINE:COLUMN: error: PATH: MESSAGE. Custom shaders are compiled on the GPU
+        (a context is made only when a file has one) and their errors carry the shader's own line
+        numbers. Warnings (a value equal to its default, an unused graph node or id) do not fail.
+
+        EXIT: 0 when no file has errors (warnings alone are fine), 67 otherwise.
+
+        EXAMPLES:
+          gpuencode validate my-look.json
+          gpuencode validate presets/*.json --json
+        """
+    )
+
+    @Argument(help: "Preset files.")
+    var files: [String]
+
+    @Flag(help: "Print a JSON report: an array of {file, valid, errors, warnings}, each entry with file, line, column, path, message, severity.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Which GPU compiles shaders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
+    var gpu: String?
+
+    func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("give one or more preset files") }
+        if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
+    }
+
+    func run() throws {
+        var context: GLContext? = nil
+        var reports: [(file: String, errors: [PresetDiagnostic], warnings: [PresetDiagnostic])] = []
+        for file in files {
+            let check = Preset.checkFile(file)
+            var errors = check.errors
+            if let preset = check.preset, !preset.shaderDefinitions.isEmpty {
+                do {
+                    if context == nil {
+                        let name = gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto"
+                        guard let selection = GPUSelection(rawValue: name) else {
+                            throw GPUEncodeError(.usage, "GPUENCODE_GPU=\(name) must be auto, hardware or software")
+                        }
+                        context = try GLContext(selection: selection)
+                    }
+                    errors += PresetShaderCheck.compileErrors(preset)
+                } catch let error as GPUEncodeError {
+                    fputs("gpuencode: error: \(file): cannot compile its shaders: \(error.description)\n", stderr)
+                    throw ExitCode(error.exitCode)
+                }
+            }
+            reports.append((file, errors, check.warnings))
+        }
+        _ = context
+        if json {
+            func entry(_ d: PresetDiagnostic) -> JSONValue {
+                .object([("file", .string(d.file)), ("line", .number(d.line)), ("column", .number(d.column)),
+                         ("path", .string(d.path)), ("message", .string(d.message)), ("severity", .string(d.severity.rawValue))])
+            }
+            let list = reports.map { r -> JSONValue in
+                .object([("file", .string(r.file)), ("valid", .bool(r.errors.isEmpty)),
+                         ("errors", .array(r.errors.map(entry))), ("warnings", .array(r.warnings.map(entry)))])
+            }
+            print(JSONWriter.write(.array(list)), terminator: "")
+        } else {
+            for r in reports {
+                for d in r.errors + r.warnings {
+                    let position = d.line > 0 ? "\(d.line):\(d.column):" : ""
+                    print("\(d.file):\(position) \(d.severity.rawValue): \(d.path.isEmpty ? "" : d.path + ": ")\(d.message)")
+                }
+                if r.errors.isEmpty && r.warnings.isEmpty { print("\(r.file): ok") }
+            }
+            let errorCount = reports.map(\.errors.count).reduce(0, +), warningCount = reports.map(\.warnings.count).reduce(0, +)
+            let bad = reports.filter { !$0.errors.isEmpty }.count
+            fputs("gpuencode: \(reports.count) file\(reports.count == 1 ? "" : "s") checked: \(errorCount) error\(errorCount == 1 ? "" : "s") in \(bad) file\(bad == 1 ? "" : "s"), \(warningCount) warning\(warningCount == 1 ? "" : "s")\n", stderr)
+        }
+        if reports.contains(where: { !$0.errors.isEmpty }) { throw ExitCode(67) }
+    }
+}
