@@ -19,6 +19,7 @@ struct GPUEncode: ParsableCommand {
           gpuencode phone.mov upright.mp4                  (identity: rotate and re-encode)
           gpuencode in.mkv out.mkv --preset ./my-look.json --crf 18 --x264-preset slow
           gpuencode in.mp4 out.mp4 --preset grayscale --bitrate 4M -y
+          gpuencode in.mp4 cmp.mp4 --preset sepia --compare --split-animate   (a wipe from the original to sepia)
 
         PRESETS: built-in \(Preset.builtinNames.joined(separator: ", ")) (list them with --list-presets), or a
         JSON file: {"version": 1, "name": "warm", "filters": [{"filter": "sepia", "intensity": 0.5}]}
@@ -29,7 +30,8 @@ struct GPUEncode: ParsableCommand {
 
         OTHER COMMANDS:
           gpuencode filters [NAME]          list the filters, or describe one with its parameters
-          gpuencode preview IN -o OUT.png   one filtered frame as a picture (--preset, --at SECONDS)
+          gpuencode preview IN -o OUT.png   one filtered frame as a picture (--preset, --at SECONDS, --compare, --watch)
+          gpuencode contact-sheet IN -o OUT every built-in preset on one frame, in a labelled grid (.png/.jpg)
           gpuencode lut identity OUT.png    write an identity lookup image to colour-grade in an editor
 
         EXIT CODES:
@@ -95,6 +97,11 @@ struct GPUEncode: ParsableCommand {
     @Flag(name: .customLong("list-presets"), help: "List the built-in presets and exit.")
     var listPresets = false
 
+    @OptionGroup(title: "Comparison") var comparison: CompareOptions
+
+    @Flag(name: .customLong("split-animate"), help: "With --compare: sweep the divider over the clip's duration, from all original at the start to all preset at the end.")
+    var splitAnimate = false
+
     @Option(name: .customLong("benchmark-filters"), help: ArgumentHelp("Time the filter stage alone on N frames of INPUT held in memory (upload, filters, readback); no output file.", valueName: "N"))
     var benchmarkFilters: Int?
 
@@ -105,6 +112,7 @@ struct GPUEncode: ParsableCommand {
             return
         }
         guard input != nil, output != nil else { throw ValidationError("give an input and an output file, e.g. gpuencode in.mp4 out.mp4 --preset sepia") }
+        try comparison.validate(animate: splitAnimate)
         guard (0...51).contains(crf) else { throw ValidationError("--crf must be between 0 and 51") }
         guard EncoderSettings.x264Presets.contains(x264Preset) else {
             throw ValidationError("unknown --x264-preset \(x264Preset); use one of \(EncoderSettings.x264Presets.joined(separator: ", "))")
@@ -146,7 +154,8 @@ struct GPUEncode: ParsableCommand {
         if !noProgress && (stderrIsTTY || progress) { reporter = ProgressReporter(style: stderrIsTTY ? .terminal : .lines) }
         let shared = reporter
         do {
-            let preset = try Preset.load(self.preset)
+            let preset = try comparison.apply(to: try Preset.load(self.preset),
+                                              duration: splitAnimate ? try Comparison.duration(of: input!) : nil, animate: splitAnimate)
             var options = TranscodeOptions(input: input!, output: output!, preset: preset)
             options.overwrite = overwrite
             options.renderPath = path
@@ -218,6 +227,7 @@ func parseBitrate(_ text: String) -> Int64? {
 // `ffmpeg -i IN OUT` has no verb) while `gpuencode filters` etc. are commands of their own. An input
 // file named like a command can be given as ./NAME.
 let subcommands: [String: ParsableCommand.Type] = [
+    "contact-sheet": ContactSheetCommand.self,
     "filters": FiltersCommand.self,
     "lut": LutCommand.self,
     "preview": PreviewCommand.self,
