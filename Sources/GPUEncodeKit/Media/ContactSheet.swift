@@ -31,8 +31,12 @@ public enum ContactSheet {
     /// The grid's background (between tiles, and empty cells): a dark grey.
     public static let background: (UInt8, UInt8, UInt8) = (24, 24, 24)
 
-    /// The default set: every built-in preset but `none` (the same picture as `identity`).
-    public static var defaultPresets: [String] { Preset.builtinNames.filter { $0 != "none" } }
+    /// The default set: `identity` (the picture as it is) first, then every other built-in preset
+    /// but `none` (the same picture as `identity`).
+    public static var defaultPresets: [String] {
+        let names = Preset.builtinNames
+        return names.filter { $0 == "identity" } + names.filter { $0 != "none" && $0 != "identity" }
+    }
 
     /// Renders each preset over the session's picture into a tile and lays them out in order, left
     /// to right and top to bottom, each labelled with its preset's name. `progress` hears each
