@@ -13,8 +13,8 @@ public enum LabelFilter {
     /// already leaves room below).
     public static let padding = (x: 2, top: 2, bottom: 1)
 
-    /// The automatic `scale`: one font pixel per 240 picture lines (4 at 1080p, 3 at 720p), at least 1.
-    public static func automaticScale(height: Int) -> Int { max(1, Int((Double(height) / 240).rounded())) }
+    /// The automatic `scale`: one font pixel per 270 picture lines (4 at 1080p, 3 at 720p, 2 at 480p), at least 1.
+    public static func automaticScale(height: Int) -> Int { max(1, Int((Double(height) / 270).rounded())) }
 
     /// The box around `text` in font pixels (multiply by the scale for picture pixels).
     public static func boxSize(_ text: String) -> (width: Int, height: Int) {
@@ -36,7 +36,7 @@ public enum LabelFilter {
             .choice("corner", corners, default: "topLeft", "where the box goes: a corner, an edge's middle, the centre, or position"),
             .vec2("position", default: [0, 0], range: -1...2, "with corner position: the box's top-left corner, as fractions of width and height"),
             .float("margin", default: 2, range: 0...1000, "space between the box and the picture's edges, in font pixels"),
-            .int("scale", default: 0, range: 0...64, "picture pixels per font pixel; 0 picks one from the picture's height (1 per 240 lines, so 4 at 1080p)"),
+            .int("scale", default: 0, range: 0...64, "picture pixels per font pixel; 0 picks one from the picture's height (1 per 270 lines: 4 at 1080p, 3 at 720p)"),
             .color("color", default: [1, 1, 1, 1], "the text's colour"),
             .color("background", default: [0, 0, 0, 0.55], "the box's colour; its alpha is how much it covers (0: no box)"),
             .float("opacity", default: 1, range: 0...1, "fades the whole label (box and text)"),
@@ -55,7 +55,7 @@ public enum LabelFilter {
             // The text texture: one texel per character (red: glyph index, alpha: a character is there).
             ivec2 grid = textureSize({{p}}text, 0);
             if (texelFetch({{p}}text, ivec2(0, 0), 0).a < 0.5 && grid.x == 1 && grid.y == 1) return c;
-            float s = {{p}}scale > 0 ? float({{p}}scale) : max(1.0, floor(outSize.y / 240.0 + 0.5));
+            float s = {{p}}scale > 0 ? float({{p}}scale) : max(1.0, floor(outSize.y / 270.0 + 0.5));
             vec2 box = vec2(float(grid.x * \(BitmapFont.advance) - 1 + \(2 * padding.x)),
                             float(grid.y * \(BitmapFont.lineAdvance) - 1 + \(padding.top + padding.bottom)));
             vec2 origin;
