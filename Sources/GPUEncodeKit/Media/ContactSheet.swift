@@ -1,7 +1,7 @@
 // Contact sheets: one frame through many presets, in a labelled grid, like a photo app's filter
 // picker. Each tile is rendered at the frame's full size (so blurs and grain look as they will in
-// the video), shrunk on the GPU by `resize` and labelled by `label` in the same chain; the CPU
-// only lays the tiles out.
+// the video), shrunk on the GPU by `resize` (fill: a preset that changes the shape is cropped to
+// the tile) and labelled by `label` in the same chain; the CPU only lays the tiles out.
 
 public enum ContactSheet {
     public struct Layout: Sendable, Equatable {
@@ -59,7 +59,7 @@ public enum ContactSheet {
         let resize = FilterRegistry.named("resize")!
         let labelScale = max(1, Int((Double(tileWidth) / 160).rounded()))
         for (n, preset) in presets.enumerated() {
-            let fit = FilterInstance(resize, values: ["width": .int(layout.tileWidth), "height": .int(layout.tileHeight), "mode": .string("fit")])
+            let fit = FilterInstance(resize, values: ["width": .int(layout.tileWidth), "height": .int(layout.tileHeight), "mode": .string("fill")])
             let label = try Comparison.label(preset.name, corner: "topLeft", scale: labelScale)
             let tile = try session.render(preset.filters + [fit, label])
             let x0 = layout.gap + (n % layout.columns) * (layout.tileWidth + layout.gap)
