@@ -103,6 +103,27 @@ final class CompareTests: GPUEncodeTestCase {
         assertCleanFailure(bad, exitCodes: [ExitCode.usage], mentioning: ["--split-animate", "--compare"])
     }
 
+    /// A preset with `split` over a colour and a `label` (no node input) takes the fused direct path.
+    func testSplitAndLabelInAPresetOnTheDirectPath() throws {
+        let clip = try makeClip("clip.mp4")
+        let preset = scratch("red.json")
+        try Data(##"{"version": 1, "name": "red", "filters": [{"filter": "split", "with": "#ff0000", "angle": 90, "position": 0.25, "lineWidth": 0}, {"filter": "label", "text": "TL", "corner": "bottomRight", "scale": 4, "background": "#0000ff"}]}"##.utf8).write(to: preset)
+        let out = scratch("red.mkv")
+        let result = try gpuencode([clip.path, out.path, "--preset", preset.path, "--crf", "0", "--x264-preset", "ultrafast"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let frame = try rgb(out, frame: 3)
+        func flat(_ r: UInt8, _ g: UInt8, _ b: UInt8) -> (pixels: [UInt8], width: Int, height: Int) {
+            ([UInt8]((0..<(320 * 240)).flatMap { _ in [r, g, b] }), 320, 240)
+        }
+        let red = flat(255, 0, 0)
+        XCTAssertLessThan(difference(frame, red, xs: 0..<320, ys: 0..<58), 2, "the top quarter is the overlay")
+        XCTAssertGreaterThan(difference(frame, red, xs: 0..<320, ys: 62..<200), 50, "below it the picture")
+        // The label's box: 15 x 11 font pixels of 4 x 4, 2 font pixels from the corner, so x 252...311
+        // and y 188...231; its left padding (2 font pixels) is plain blue.
+        let blue = flat(0, 0, 255)
+        XCTAssertLessThan(difference(frame, blue, xs: 254..<258, ys: 192..<228), 4, "the label's box at the bottom right")
+    }
+
     func testContactSheetIsAGridOfLabelledTiles() throws {
         let clip = try makeClip("clip.mp4")
         let invert = scratch("invert.json")
