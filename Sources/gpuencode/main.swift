@@ -154,8 +154,12 @@ struct GPUEncode: ParsableCommand {
         if !noProgress && (stderrIsTTY || progress) { reporter = ProgressReporter(style: stderrIsTTY ? .terminal : .lines) }
         let shared = reporter
         do {
-            let preset = try comparison.apply(to: try Preset.load(self.preset),
-                                              duration: splitAnimate ? try Comparison.duration(of: input!) : nil, animate: splitAnimate)
+            var duration: Double? = nil
+            if splitAnimate {
+                duration = try Comparison.duration(of: input!)
+                if duration == nil { throw GPUEncodeError(.usage, path: input!, "the file does not tell its duration, which --split-animate needs") }
+            }
+            let preset = try comparison.apply(to: try Preset.load(self.preset), duration: duration, animate: splitAnimate)
             var options = TranscodeOptions(input: input!, output: output!, preset: preset)
             options.overwrite = overwrite
             options.renderPath = path
