@@ -19,6 +19,7 @@ struct GPUEncode: ParsableCommand {
           gpuencode phone.mov upright.mp4                  (identity: rotate and re-encode)
           gpuencode in.mkv out.mkv --preset ./my-look.json --crf 18 --x264-preset slow
           gpuencode in.mp4 out.mp4 --preset grayscale --bitrate 4M -y
+          gpuencode in.mp4 cmp.mp4 --preset sepia --compare --split-animate   (a wipe from the original to sepia)
 
         PRESETS: built-in \(Preset.builtinNames.joined(separator: ", ")), user presets (NAME.json in
         --preset-dir folders or ~/.config/gpuencode/presets; `gpuencode presets` lists them all), or a
@@ -32,7 +33,8 @@ struct GPUEncode: ParsableCommand {
 
         OTHER COMMANDS:
           gpuencode filters [NAME]          list the filters, or describe one with its parameters
-          gpuencode preview IN -o OUT.png   one filtered frame as a picture (--preset, --at SECONDS)
+          gpuencode preview IN -o OUT.png   one filtered frame as a picture (--preset, --at SECONDS, --compare, --watch)
+          gpuencode contact-sheet IN -o OUT every built-in preset on one frame, in a labelled grid (.png/.jpg)
           gpuencode lut identity OUT.png    write an identity lookup image to colour-grade in an editor
           gpuencode presets [show NAME]     list presets with their source, or print one resolved as JSON
           gpuencode presets upgrade FILE    rewrite an older-version preset (-o OUT); presets schema: JSON Schema
@@ -104,6 +106,11 @@ struct GPUEncode: ParsableCommand {
     @Flag(name: .customLong("list-presets"), help: "List the built-in presets and exit (`gpuencode presets` lists user presets too).")
     var listPresets = false
 
+    @OptionGroup(title: "Comparison") var comparison: CompareOptions
+
+    @Flag(name: .customLong("split-animate"), help: "With --compare: sweep the divider over the clip's duration, from all original at the start to all preset at the end.")
+    var splitAnimate = false
+
     @Option(name: .customLong("benchmark-filters"), help: ArgumentHelp("Time the filter stage alone on N frames of INPUT held in memory (upload, filters, readback); no output file.", valueName: "N"))
     var benchmarkFilters: Int?
 
@@ -114,6 +121,7 @@ struct GPUEncode: ParsableCommand {
             return
         }
         guard input != nil, output != nil else { throw ValidationError("give an input and an output file, e.g. gpuencode in.mp4 out.mp4 --preset sepia") }
+        try comparison.validate(animate: splitAnimate)
         if let crf, !(0...51).contains(crf) { throw ValidationError("--crf must be between 0 and 51") }
         if let x264Preset, !EncoderSettings.x264Presets.contains(x264Preset) {
             throw ValidationError("unknown --x264-preset \(x264Preset); use one of \(EncoderSettings.x264Presets.joined(separator: ", "))")
@@ -155,7 +163,13 @@ struct GPUEncode: ParsableCommand {
         if !noProgress && (stderrIsTTY || progress) { reporter = ProgressReporter(style: stderrIsTTY ? .terminal : .lines) }
         let shared = reporter
         do {
-            let preset = try PresetLibrary(presetDirectories: presetDirs).load(self.preset)
+            var duration: Double? = nil
+            if splitAnimate {
+                duration = try Comparison.duration(of: input!)
+                if duration == nil { throw GPUEncodeError(.usage, path: input!, "the file does not tell its duration, which --split-animate needs") }
+            }
+            let library = PresetLibrary(presetDirectories: presetDirs)
+            let preset = try comparison.apply(to: try library.load(self.preset), duration: duration, animate: splitAnimate, library: library)
             var options = TranscodeOptions(input: input!, output: output!, preset: preset)
             options.overwrite = overwrite
             options.renderPath = path
@@ -229,6 +243,7 @@ func parseBitrate(_ text: String) -> Int64? {
 // `ffmpeg -i IN OUT` has no verb) while `gpuencode filters` etc. are commands of their own. An input
 // file named like a command can be given as ./NAME.
 let subcommands: [String: ParsableCommand.Type] = [
+    "contact-sheet": ContactSheetCommand.self,
     "filters": FiltersCommand.self,
     "lut": LutCommand.self,
     "preview": PreviewCommand.self,

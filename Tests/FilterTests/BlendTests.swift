@@ -304,7 +304,7 @@ final class BlendTests: FilterTestCase {
             for p in d.parameters { XCTAssertFalse(p.summary.isEmpty, "\(d.name).\(p.name)") }
         }
         XCTAssertEqual(Set(BlendFilters.all.map(\.name)).count, BlendFilters.all.count)
-        XCTAssertEqual(BlendFilters.all.count, 23)
+        XCTAssertEqual(BlendFilters.all.count, 24)
     }
 
     func testPresetParsesBlendModesWithGenerators() throws {

@@ -64,6 +64,7 @@ public enum BlendFilters {
         AlphaBlendFilter.declaration,
         DissolveBlendFilter.declaration,
         ChromaKeyBlendFilter.declaration,
+        SplitFilter.declaration,
     ]
 
     /// A separable ISO 32000 blend mode given as `vec3` GLSL over `cb` (base) and `cs` (overlay);

@@ -7,6 +7,7 @@ public enum GeneratorFilters {
         LinearGradientFilter.declaration,
         RadialGradientFilter.declaration,
         ImageGeneratorFilter.declaration,
+        LabelFilter.declaration,
     ]
 }
 

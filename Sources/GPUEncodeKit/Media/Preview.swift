@@ -12,35 +12,116 @@ public enum Preview {
     }
 
     public static func render(input path: String, preset: Preset, at seconds: Double = 0, gpu: GPUSelection = .auto) throws -> Result {
-        if ImageIO.isImagePath(path) {
-            let image = try ImageIO.read(path)
-            let gl = try GLContext(selection: gpu)
-            let renderer = try ImageRenderer(width: image.width, height: image.height, filters: preset.filters)
-            return Result(image: try renderer.render(image), time: nil, renderer: gl.renderer)
+        let session = try Session(input: path, at: seconds, gpu: gpu)
+        return Result(image: try session.render(preset.filters), time: session.time, renderer: session.renderer)
+    }
+
+    /// One frame (or still) decoded once and a GL context made once, for rendering many filter
+    /// chains over the same picture: contact sheets, `preview --watch`. Each render takes the path
+    /// `render(input:preset:)` takes. Use it on the thread that made it (GL contexts are per thread).
+    public final class Session {
+        /// The time of the frame shown (seconds from the start), nil for a still image.
+        public let time: Double?
+        /// The GL_RENDERER in use.
+        public let renderer: String
+        /// The picture before any filter: upright (and even-sized for video).
+        public let width: Int
+        public let height: Int
+        private let gl: GLContext
+        private let still: RGBAImage?
+        private var planar: UnsafeMutablePointer<AVFrame>?
+        private let frameSize: (width: Int32, height: Int32)
+        private let working: AVPixelFormat
+        private let rotation: Rotation
+        private let color: YUVColorSpace
+        /// Frames rendered so far, so `frameIndex` keeps counting as in a transcode.
+        private var renders = 0
+
+        public init(input path: String, at seconds: Double = 0, gpu: GPUSelection = .auto) throws {
+            if ImageIO.isImagePath(path) {
+                let image = try ImageIO.read(path)
+                gl = try GLContext(selection: gpu)
+                still = image
+                time = nil
+                width = image.width
+                height = image.height
+                frameSize = (Int32(image.width), Int32(image.height))
+                working = AV_PIX_FMT_YUV420P
+                rotation = .none
+                color = YUVColorSpace(matrix: .bt709, fullRange: false)
+                renderer = gl.renderer
+                return
+            }
+            let input = try InputFile(path: path, threads: 0)
+            guard let frame = try decodeFrame(input, at: seconds) else {
+                let length = input.durationSeconds.map { " (the video is \(String(Double(Int($0 * 100)) / 100)) s long)" } ?? ""
+                throw GPUEncodeError(.usage, path: path, "no video frame at or after \(seconds) s\(length)")
+            }
+            var f: UnsafeMutablePointer<AVFrame>? = frame.frame
+            defer { av_frame_free(&f) }
+            let dec = input.decoder.pointee
+            let (working, color) = Transcoder.workingFormat(for: AVPixelFormat(rawValue: frame.frame.pointee.format), colorspace: dec.colorspace,
+                                                            range: dec.color_range)
+            let geometry = RenderGeometry(width: frame.frame.pointee.width, height: frame.frame.pointee.height, format: working,
+                                          rotation: input.rotation)
+            var converter = FrameConverter()
+            defer { converter.release() }
+            guard let planar = converter.convert(frame.frame, to: working, width: geometry.sourceWidth, height: geometry.sourceHeight) else {
+                throw GPUEncodeError(.inputDecode, path: path, "cannot convert the frame at \(seconds) s")
+            }
+            self.planar = planar
+            self.working = working
+            self.color = color
+            rotation = input.rotation
+            frameSize = (frame.frame.pointee.width, frame.frame.pointee.height)
+            width = geometry.uprightWidth
+            height = geometry.uprightHeight
+            time = frame.time
+            still = nil
+            do { gl = try GLContext(selection: gpu) } catch {
+                av_frame_free(&self.planar)
+                throw error
+            }
+            renderer = gl.renderer
         }
-        let input = try InputFile(path: path, threads: 0)
-        guard let frame = try decodeFrame(input, at: seconds) else {
-            let length = input.durationSeconds.map { " (the video is \(String(Double(Int($0 * 100)) / 100)) s long)" } ?? ""
-            throw GPUEncodeError(.usage, path: path, "no video frame at or after \(seconds) s\(length)")
+
+        deinit {
+            av_frame_free(&planar)
         }
-        var f: UnsafeMutablePointer<AVFrame>? = frame.frame
-        defer { av_frame_free(&f) }
-        let dec = input.decoder.pointee
-        let (working, color) = Transcoder.workingFormat(for: AVPixelFormat(rawValue: frame.frame.pointee.format), colorspace: dec.colorspace,
-                                                        range: dec.color_range)
-        let geometry = RenderGeometry(width: frame.frame.pointee.width, height: frame.frame.pointee.height, format: working,
-                                      rotation: input.rotation, filters: preset.filters)
-        var converter = FrameConverter()
-        defer { converter.release() }
-        guard let planar = converter.convert(frame.frame, to: working, width: geometry.sourceWidth, height: geometry.sourceHeight) else {
-            throw GPUEncodeError(.inputDecode, path: path, "cannot convert the frame at \(seconds) s")
+
+        /// The picture through `filters`, at the frame's time (keyframes evaluated there).
+        public func render(_ filters: [FilterInstance]) throws -> RGBAImage {
+            _ = gl
+            defer { renders += 1 }
+            if let still {
+                let renderer = try ImageRenderer(width: still.width, height: still.height, filters: filters)
+                return try renderer.render(still, frameIndex: renders)
+            }
+            let geometry = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation, filters: filters)
+            let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: .viaRGBA)
+            return try renderer.renderRGBA(source: framePlanes(planar!), time: time ?? 0)
         }
-        var pf: UnsafeMutablePointer<AVFrame>? = planar
-        defer { av_frame_free(&pf) }
-        let gl = try GLContext(selection: gpu)
-        let renderer = try FrameRenderer(geometry: geometry, source: color, filters: preset.filters, path: .viaRGBA)
-        let image = try renderer.renderRGBA(source: framePlanes(planar), time: frame.time)
-        return Result(image: image, time: frame.time, renderer: gl.renderer)
+    }
+
+    /// The files a preset reads, for `preview --watch`: the preset file itself (unless built in)
+    /// and every file its filters name (LUTs, pictures, custom shader files), resolved beside it.
+    public static func files(of preset: Preset) -> [String] {
+        var files: [String] = preset.origin.hasPrefix("builtin:") ? [] : [preset.origin]
+        func visit(_ f: FilterInstance) {
+            if f.context.builtin { return }
+            for p in f.declaration.parameters {
+                if case .file = p.type, case .string(let path) = f[p.name], !path.isEmpty { files.append(f.context.resolve(path)) }
+            }
+            // A custom shader read from a file is named in its summary ("custom shader FILE").
+            if f.declaration.category == .custom, f.declaration.summary.hasPrefix("custom shader ") {
+                let name = String(f.declaration.summary.dropFirst("custom shader ".count))
+                if name != "(inline)" { files.append(f.context.resolve(name)) }
+            }
+            f.overlay.forEach(visit)
+        }
+        preset.filters.forEach(visit)
+        var seen: Set<String> = []
+        return files.filter { seen.insert($0).inserted }
     }
 
     /// The first frame shown at or after `seconds` from the start of the media.
