@@ -289,9 +289,8 @@ public final class FrameRenderer {
         let base = 3 + 3 * pendingReads.removeFirst()
         let target = nv12!
         let y = output[0]
-        transfers.finishRead(base, target: target, into: y.data, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
-        transfers.finishRead(base + 1, target: target, into: y.data + y.stride, stride: 2 * y.stride, rowBytes: geometry.outputWidth)
-        transfers.finishRead(base + 2, target: target, into: output[1].data, stride: output[1].stride, rowBytes: geometry.outputWidth)
+        transfers.finishReads([(base, y.data, 2 * y.stride), (base + 1, y.data + y.stride, 2 * y.stride),
+                               (base + 2, output[1].data, output[1].stride)], target: target, rowBytes: geometry.outputWidth)
         try FrameRenderer.checkError("reading a frame back")
     }
 
@@ -304,10 +303,14 @@ public final class FrameRenderer {
     }
 
     private func upload(_ source: [Plane]) {
+        if let transfers, packed {
+            transfers.upload(textures: planes, planes: source.map { (UnsafeRawPointer($0.data), $0.stride) })
+            return
+        }
         for (i, t) in planes.enumerated() {
             glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
-            // The buffers upload planes packed four samples per texel; a chain's R8 planes go directly.
-            if let transfers, packed { transfers.upload(i, texture: t, data: source[i].data, stride: source[i].stride) } else if packed {
+            // (The buffers upload planes packed four samples per texel; a chain's R8 planes go directly.)
+            if packed {
                 t.uploadPacked(source[i].data, stride: source[i].stride, scratch: &scratch)
             } else {
                 t.upload(source[i].data, stride: source[i].stride)

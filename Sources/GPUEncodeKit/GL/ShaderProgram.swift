@@ -287,23 +287,40 @@ final class TransferBuffers {
         glDeleteBuffers(GLsizei(buffers.count), buffers)
     }
 
-    /// Uploads a plane packed four samples per texel into `texture` through buffer `index`.
-    func upload(_ index: Int, texture: Texture, data: UnsafeRawPointer, stride: Int) {
-        let rowBytes = texture.width * 4
-        let size = rowBytes * texture.height
-        glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), buffers[index])
-        glBufferData(GLenum(GL_PIXEL_UNPACK_BUFFER), GLsizeiptr(size), nil, GLenum(GL_STREAM_DRAW))
-        if let mapped = glMapBufferRange(GLenum(GL_PIXEL_UNPACK_BUFFER), 0, GLsizeiptr(size),
-                                         GLbitfield(GL_MAP_WRITE_BIT | GL_MAP_INVALIDATE_BUFFER_BIT)) {
-            let copy = min(stride, rowBytes)
-            ParallelCopy.rows(texture.height) { rows in
-                for y in rows { (mapped + y * rowBytes).copyMemory(from: data + y * stride, byteCount: copy) }
-            }
-            glUnmapBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER))
+    /// Uploads planes packed four samples per texel, plane i into `textures[i]` through buffer i:
+    /// all buffers are mapped first so one parallel copy covers every row of every plane (one
+    /// thread dispatch per frame rather than one per plane).
+    func upload(textures: [Texture], planes: [(data: UnsafeRawPointer, stride: Int)]) {
+        var mapped: [UnsafeMutableRawPointer] = []
+        var rowOffsets: [Int] = [0]
+        for (i, texture) in textures.enumerated() {
+            let size = texture.width * 4 * texture.height
+            glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), buffers[i])
+            glBufferData(GLenum(GL_PIXEL_UNPACK_BUFFER), GLsizeiptr(size), nil, GLenum(GL_STREAM_DRAW))
+            guard let m = glMapBufferRange(GLenum(GL_PIXEL_UNPACK_BUFFER), 0, GLsizeiptr(size),
+                                           GLbitfield(GL_MAP_WRITE_BIT | GL_MAP_INVALIDATE_BUFFER_BIT)) else { break }
+            mapped.append(m)
+            rowOffsets.append(rowOffsets[rowOffsets.count - 1] + texture.height)
         }
-        glBindTexture(GLenum(GL_TEXTURE_2D), texture.id)
-        glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(texture.width), GLsizei(texture.height),
-                        GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), nil)
+        let count = mapped.count
+        let destinations = mapped
+        ParallelCopy.rows(rowOffsets[count]) { rows in
+            var p = 0
+            for row in rows {
+                while row >= rowOffsets[p + 1] { p += 1 }
+                let y = row - rowOffsets[p]
+                let rowBytes = textures[p].width * 4
+                (destinations[p] + y * rowBytes).copyMemory(from: planes[p].data + y * planes[p].stride, byteCount: min(planes[p].stride, rowBytes))
+            }
+        }
+        for (i, texture) in textures.prefix(count).enumerated() {
+            glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), buffers[i])
+            glUnmapBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER))
+            glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
+            glBindTexture(GLenum(GL_TEXTURE_2D), texture.id)
+            glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(texture.width), GLsizei(texture.height),
+                            GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), nil)
+        }
         glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), 0)
     }
 
@@ -317,17 +334,27 @@ final class TransferBuffers {
         glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
     }
 
-    /// Waits for buffer `index` and copies `rowBytes` of each of `target`'s rows into a plane.
-    func finishRead(_ index: Int, target: RenderTarget, into plane: UnsafeMutablePointer<UInt8>, stride: Int, rowBytes: Int) {
+    /// Waits for the buffers of `reads` (queued by `startRead`) and copies `rowBytes` of each of
+    /// `target`'s rows into the planes, in one parallel copy over all of them.
+    func finishReads(_ reads: [(index: Int, plane: UnsafeMutablePointer<UInt8>, stride: Int)], target: RenderTarget, rowBytes: Int) {
         let texelRow = target.width * 4
-        glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[index])
-        if let mapped = glMapBufferRange(GLenum(GL_PIXEL_PACK_BUFFER), 0, GLsizeiptr(texelRow * target.height), GLbitfield(GL_MAP_READ_BIT)) {
-            let source = UnsafeRawPointer(mapped)
-            ParallelCopy.rows(target.height) { rows in
-                for y in rows {
-                    (plane + y * stride).update(from: (source + y * texelRow).assumingMemoryBound(to: UInt8.self), count: min(rowBytes, texelRow))
-                }
+        var mapped: [UnsafeRawPointer] = []
+        for r in reads {
+            glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[r.index])
+            guard let m = glMapBufferRange(GLenum(GL_PIXEL_PACK_BUFFER), 0, GLsizeiptr(texelRow * target.height), GLbitfield(GL_MAP_READ_BIT)) else { break }
+            mapped.append(UnsafeRawPointer(m))
+        }
+        let sources = mapped
+        let height = target.height
+        ParallelCopy.rows(height * sources.count) { rows in
+            for row in rows {
+                let p = row / height, y = row % height
+                (reads[p].plane + y * reads[p].stride).update(from: (sources[p] + y * texelRow).assumingMemoryBound(to: UInt8.self),
+                                                              count: min(rowBytes, texelRow))
             }
+        }
+        for r in reads.prefix(sources.count) {
+            glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[r.index])
             glUnmapBuffer(GLenum(GL_PIXEL_PACK_BUFFER))
         }
         glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
