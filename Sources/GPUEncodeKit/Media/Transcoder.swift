@@ -59,6 +59,8 @@ public final class Transcoder {
     private let outputFormat: AVPixelFormat
 
     private let failure = Locked<GPUEncodeError?>(nil)
+    /// Made by the GPU stage on its first frame; buffers go back to it from the encoder.
+    private let framePool = Locked<FramePool?>(nil)
     private let toGPU = BoundedQueue<UnsafeMutablePointer<AVFrame>>(capacity: 3)
     private let toEncoder = BoundedQueue<UnsafeMutablePointer<AVFrame>>(capacity: 3)
     /// Frame durations by pts (encoder time base): x264 drops them, the muxer wants them. Only
@@ -465,19 +467,16 @@ public final class Transcoder {
         }
     }
 
-    /// A new output frame with the input frame's timestamps.
+    /// A new output frame (pooled memory) with the input frame's timestamps.
     private func outputFrame(for frame: UnsafeMutablePointer<AVFrame>) throws -> UnsafeMutablePointer<AVFrame> {
-        guard let out = av_frame_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
-        out.pointee.width = Int32(geometry.outputWidth)
-        out.pointee.height = Int32(geometry.outputHeight)
-        out.pointee.format = outputFormat.rawValue
+        let out = try framePool.withLock { pool -> UnsafeMutablePointer<AVFrame> in
+            if pool == nil {
+                pool = try FramePool(width: Int32(geometry.outputWidth), height: Int32(geometry.outputHeight), format: outputFormat)
+            }
+            return try pool!.frame()
+        }
         out.pointee.pts = frame.pointee.pts
         out.pointee.pkt_duration = frame.pointee.pkt_duration
-        do { try check(av_frame_get_buffer(out, 0), .internal, path: nil, "frame allocation") } catch {
-            var o: UnsafeMutablePointer<AVFrame>? = out
-            av_frame_free(&o)
-            throw error
-        }
         return out
     }
 
