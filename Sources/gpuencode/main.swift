@@ -170,6 +170,12 @@ struct GPUEncode: ParsableCommand {
             }
             let library = PresetLibrary(presetDirectories: presetDirs)
             let preset = try comparison.apply(to: try library.load(self.preset), duration: duration, animate: splitAnimate, library: library)
+            if ImageIO.isImagePath(output!) {
+                // A picture out (as GPUImage's picture output): the first frame of a movie, or a
+                // still image in, through the same path as `preview`.
+                try writePicture(preset: preset)
+                return
+            }
             var options = TranscodeOptions(input: input!, output: output!, preset: preset)
             options.overwrite = overwrite
             options.renderPath = path
@@ -214,6 +220,22 @@ struct GPUEncode: ParsableCommand {
             shared?.interruptLine()
             fputs("gpuencode: error: \(error.description)\n", stderr)
             throw ExitCode(error.exitCode)
+        }
+    }
+}
+
+extension GPUEncode {
+    func writePicture(preset: Preset) throws {
+        if !overwrite && access(output!, F_OK) == 0 { throw GPUEncodeError(.outputCreate, path: output!, "already exists (use -y to overwrite)") }
+        var a = stat(), b = stat()
+        if stat(input!, &a) == 0, stat(output!, &b) == 0, a.st_dev == b.st_dev, a.st_ino == b.st_ino {
+            throw GPUEncodeError(.usage, path: output!, "is the input file; write to another file")
+        }
+        let gpuName = gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto"
+        let result = try Preview.render(input: input!, preset: preset, at: 0, gpu: GPUSelection(rawValue: gpuName) ?? .auto)
+        try ImageIO.write(result.image, to: output!, overwrite: overwrite)
+        if verbose {
+            fputs("gpuencode: wrote \(output!): \(result.image.width)x\(result.image.height) picture with preset \(preset.name) on \(result.renderer)\n", stderr)
         }
     }
 }
