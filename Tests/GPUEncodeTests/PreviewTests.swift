@@ -120,3 +120,26 @@ final class KeyframeTranscodeTests: GPUEncodeTestCase {
         }
     }
 }
+
+/// Pictures are outputs of the transcode command too: a still image or a movie's first frame.
+final class PictureOutputTests: GPUEncodeTestCase {
+    func testStillAndFirstFrameToPicture() throws {
+        let clip = scratch("clip.mp4")
+        try Oracle.makeClip(clip, seconds: 0.4, size: "160x120", audio: false)
+        let first = scratch("first.png")
+        let r1 = try gpuencode([clip.path, first.path, "--preset", "grayscale"])
+        XCTAssertEqual(r1.status, 0, r1.stderr)
+        let preview = scratch("preview.png")
+        XCTAssertEqual(try gpuencode(["preview", clip.path, "--preset", "grayscale", "-o", preview.path]).status, 0)
+        XCTAssertEqual(try Data(contentsOf: first), try Data(contentsOf: preview), "the first frame, as preview renders it")
+        let jpeg = scratch("again.jpg")
+        let r2 = try gpuencode([first.path, jpeg.path, "--preset", "sepia"])
+        XCTAssertEqual(r2.status, 0, r2.stderr)
+        let info = try Oracle.runChecked("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", jpeg.path])
+        XCTAssertEqual(info.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "mjpeg,160,120")
+        let again = try gpuencode([first.path, jpeg.path, "--preset", "sepia"])
+        assertCleanFailure(again, exitCodes: [ExitCode.cannotCreate], mentioning: [jpeg.path])
+        let same = try gpuencode([first.path, first.path, "--preset", "sepia", "-y"])
+        assertCleanFailure(same, exitCodes: [ExitCode.usage], mentioning: [first.path])
+    }
+}
