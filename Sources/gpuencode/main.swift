@@ -8,37 +8,38 @@ struct GPUEncode: ParsableCommand {
         commandName: "gpuencode",
         abstract: "Re-encode a movie through a GPU filter chain, keeping its audio, timing and orientation.",
         discussion: """
-        Each video frame is decoded with FFmpeg, filtered on the GPU (OpenGL ES 3, headless EGL) and
-        re-encoded to H.264 with libx264. Every audio stream is copied untouched; subtitles are
-        copied where the container can hold them. Each frame keeps its timestamp (variable frame
-        rate stays variable), rotated phone videos come out upright, and the output is tagged
+        Each video frame is decoded with FFmpeg, filtered on the GPU (OpenGL ES 3, headless EGL) and \
+        re-encoded to H.264 with libx264. Every audio stream is copied untouched; subtitles are \
+        copied where the container can hold them. Each frame keeps its timestamp (variable frame \
+        rate stays variable), rotated phone videos come out upright, and the output is tagged \
         BT.709. The file appears only when it is complete.
 
         EXAMPLES:
           gpuencode in.mp4 out.m4v --preset sepia
-          gpuencode phone.mov upright.mp4                  (identity: rotate and re-encode)
+          gpuencode phone.mov upright.mp4          (identity: turn upright, re-encode)
           gpuencode in.mkv out.mkv --preset ./my-look.json --crf 18 --x264-preset slow
           gpuencode in.mp4 out.mp4 --preset grayscale --bitrate 4M -y
-          gpuencode in.mp4 cmp.mp4 --preset sepia --compare --split-animate   (a wipe from the original to sepia)
+          gpuencode in.mp4 cmp.mp4 --preset sepia --compare --split-animate
+          gpuencode photo.jpg toned.png --preset toaster          (pictures too)
 
-        PRESETS: built-in \(Preset.builtinNames.joined(separator: ", ")), user presets (NAME.json in
-        --preset-dir folders or ~/.config/gpuencode/presets; `gpuencode presets` lists them all), or a
-        JSON file: {"version": 1, "name": "warm", "filters": [{"filter": "sepia", "intensity": 0.5}]}
-        (docs/presets.md). A preset's "encode" settings (crf, x264Preset, tune, keyint) are used unless
+        PRESETS: built-in \(Preset.builtinNames.joined(separator: ", ")), user presets (NAME.json in \
+        --preset-dir folders or ~/.config/gpuencode/presets; `gpuencode presets` lists them all), or a \
+        JSON file: {"version": 1, "name": "warm", "filters": [{"filter": "sepia", "intensity": 0.5}]} \
+        (docs/presets.md). A preset's "encode" settings (crf, x264Preset, tune, keyint) are used unless \
         the same option is given on the command line: flag > preset > built-in default.
 
-        GPU: --gpu auto (default) uses a hardware EGL device (e.g. NVIDIA) when there is one, else
-        Mesa's software renderer llvmpipe through the surfaceless platform, so it runs on any machine
+        GPU: --gpu auto (default) uses a hardware EGL device (e.g. NVIDIA) when there is one, else \
+        Mesa's software renderer llvmpipe through the surfaceless platform, so it runs on any machine \
         without a display. GPUENCODE_GPU sets the default. -v prints the renderer used.
 
         OTHER COMMANDS:
-          gpuencode filters [NAME]          list the filters, or describe one with its parameters
-          gpuencode preview IN -o OUT.png   one filtered frame as a picture (--preset, --at SECONDS, --compare, --watch)
-          gpuencode contact-sheet IN -o OUT every built-in preset on one frame, in a labelled grid (.png/.jpg)
-          gpuencode lut identity OUT.png    write an identity lookup image to colour-grade in an editor
-          gpuencode presets [show NAME]     list presets with their source, or print one resolved as JSON
-          gpuencode presets upgrade FILE    rewrite an older-version preset (-o OUT); presets schema: JSON Schema
-          gpuencode validate FILE...        check presets, every error with line:column (--json)
+          gpuencode filters [NAME]        the filters, or one with its parameters
+          gpuencode preview IN -o F.png   one filtered frame (--at, --compare, --watch)
+          gpuencode contact-sheet IN -o F every preset on one frame, labelled
+          gpuencode lut identity F.png    a lookup image to grade in an editor
+          gpuencode presets [show NAME]   presets and where they come from; one as JSON
+          gpuencode presets upgrade FILE  an older preset in the current format
+          gpuencode validate FILE...      every error with line:column (--json)
 
         EXIT CODES:
         \(exitCodeTable.map { "  \($0.code)\(String(repeating: " ", count: max(1, 5 - String($0.code).count)))\($0.meaning)" }.joined(separator: "\n"))
