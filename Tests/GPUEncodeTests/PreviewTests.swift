@@ -143,3 +143,26 @@ final class PictureOutputTests: GPUEncodeTestCase {
         assertCleanFailure(same, exitCodes: [ExitCode.usage], mentioning: [first.path])
     }
 }
+
+/// `gpuencode lut identity` makes a lookup image that leaves pictures unchanged (within 1/255).
+final class LutCommandTests: GPUEncodeTestCase {
+    func testIdentityLookupLeavesAPictureUnchanged() throws {
+        let lut = scratch("identity.png")
+        XCTAssertEqual(try gpuencode(["lut", "identity", lut.path]).status, 0)
+        let info = try Oracle.runChecked("ffprobe", ["-v", "error", "-show_entries", "stream=width,height", "-of", "csv=p=0", lut.path])
+        XCTAssertEqual(info.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "512,512")
+        let picture = scratch("in.png")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=128x96", "-frames:v", "1", picture.path])
+        let preset = scratch("lut.json")
+        try Data(#"{"version": 1, "name": "lut", "filters": [{"filter": "lookup", "image": "identity.png"}]}"#.utf8).write(to: preset)
+        let out = scratch("out.png")
+        let result = try gpuencode([picture.path, out.path, "--preset", preset.path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let a = try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", picture.path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        let b = try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", out.path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        XCTAssertEqual(a.count, b.count)
+        let worst = zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 255
+        XCTAssertLessThanOrEqual(worst, 1)
+        XCTAssertEqual(try gpuencode(["lut", "identity", lut.path]).status, ExitCode.cannotCreate, "no overwrite without -y")
+    }
+}
