@@ -31,11 +31,12 @@ struct GPUEncode: ParsableCommand {
         Mesa's software renderer llvmpipe through the surfaceless platform, so it runs on any machine
         without a display. GPUENCODE_GPU sets the default. -v prints the renderer used.
 
-        NVIDIA VIDEO ENGINES: --hwaccel cuda decodes on NVDEC (frames are downloaded to system memory
-        before the filters); --hwaccel auto does so where it can and decodes in software otherwise.
-        --encoder nvenc encodes with h264_nvenc; --encoder auto falls back to libx264 with a warning
-        where NVENC cannot be opened. The defaults (software decoding, libx264) give the same bytes
-        on every machine. -v says which decoder and encoder ran.
+        NVIDIA: --hwaccel cuda decodes on NVDEC (frames are downloaded to system
+        memory before the filters); --hwaccel auto does so where it can and
+        decodes in software otherwise. --encoder nvenc encodes with h264_nvenc;
+        --encoder auto falls back to libx264 with a warning where NVENC cannot
+        be opened. The defaults (software decoding, libx264) write the same
+        bytes on every machine. -v says which decoder and encoder ran.
 
         OTHER COMMANDS:
           gpuencode filters [NAME]          list the filters, or describe one with its parameters
