@@ -42,6 +42,25 @@ final class HardwareOptionTests: GPUEncodeTestCase {
         XCTAssertEqual(try videoFrameMD5(none1), try videoFrameMD5(none2))
     }
 
+    /// NVDEC frames come down as NV12; the conversion to the working format must not touch a
+    /// pixel, so NVDEC and software decoding give the same output. Emulated here with NV12 video.
+    func testNV12FramesGiveTheSamePixelsAsPlanar() throws {
+        let planar = scratch("planar.nut")
+        let nv12 = scratch("nv12.nut")
+        try Oracle.makeClip(planar, seconds: 1, audio: false, videoArguments: ["-c:v", "rawvideo", "-pix_fmt", "yuv420p"])
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", planar.path, "-c:v", "rawvideo", "-pix_fmt", "nv12", nv12.path])
+        for preset in ["none", "sepia"] {
+            var digests: [[String]] = []
+            for input in [planar, nv12] {
+                let output = scratch("\(preset)-\(input.deletingPathExtension().lastPathComponent).mp4")
+                XCTAssertEqual(try gpuencode([input.path, output.path, "--preset", preset, "--x264-preset", "ultrafast", "--crf", "0", "--deterministic"]).status, 0)
+                digests.append(try videoFrameMD5(output))
+            }
+            XCTAssertEqual(digests[0].count, 25)
+            XCTAssertEqual(digests[0], digests[1], "preset \(preset): NV12 input differs from yuv420p")
+        }
+    }
+
     func testVerboseSaysWhichDecoderAndEncoderRun() throws {
         try skipWhereNVIDIA()
         let input = scratch("in.mp4")
