@@ -161,7 +161,8 @@ extension EncoderSettings {
                 rate = "vbr cq \(crf)"
             }
         }
-        if let profile = profile ?? (crf == 0 && bitrate == nil ? nil : "high") { av_dict_set(&options, "profile", profile, 0) }
+        // NVENC's lossless H.264 is High 4:4:4 Predictive (qpprime_y_zero_transform_bypass), as x264's.
+        av_dict_set(&options, "profile", profile ?? (crf == 0 && bitrate == nil ? "high444p" : "high"), 0)
         let rc = avcodec_open2(enc, codec, &options)
         if rc < 0 {
             var e: UnsafeMutablePointer<AVCodecContext>? = enc
