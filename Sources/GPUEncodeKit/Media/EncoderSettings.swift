@@ -15,7 +15,7 @@ public struct EncoderSettings: Sendable {
     /// Which encoder: libx264 (default), h264_nvenc, or NVENC with a fall back to libx264.
     public var encoder: EncoderChoice = .libx264
     /// Constant rate factor (ffmpeg `-crf`); ignored when `bitrate` is set. 0 is lossless.
-    /// NVENC: constant quality `-rc vbr -cq CRF -b:v 0` (0 is `-tune lossless`).
+    /// NVENC: constant quality `-rc vbr -cq CRF -b:v 0` (0 is `-tune lossless`, profile high444p).
     public var crf: Double = 23
     /// x264 speed preset (ffmpeg `-preset`); NVENC gets p1 (fastest) to p7 (`nvencPreset`).
     public var preset: String = "medium"
