@@ -4,6 +4,8 @@
 #include <string.h>
 #include <stdio.h>
 #include <libavutil/log.h>
+#include <libavutil/pixdesc.h>
+#include <libavcodec/avcodec.h>
 
 int gpuencode_averror_eof(void) { return AVERROR_EOF; }
 int gpuencode_averror_eagain(void) { return AVERROR(EAGAIN); }
@@ -38,3 +40,19 @@ void gpuencode_install_signal_handlers(void) {
 }
 
 int gpuencode_interrupt_signal(void) { return interrupt_signal; }
+
+static enum AVPixelFormat cuda_get_format(AVCodecContext *ctx, const enum AVPixelFormat *formats) {
+    (void)ctx;
+    for (const enum AVPixelFormat *p = formats; *p != AV_PIX_FMT_NONE; p++) {
+        if (*p == AV_PIX_FMT_CUDA) return *p;
+    }
+    for (const enum AVPixelFormat *p = formats; *p != AV_PIX_FMT_NONE; p++) {
+        const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(*p);
+        if (desc && !(desc->flags & AV_PIX_FMT_FLAG_HWACCEL)) return *p;
+    }
+    return AV_PIX_FMT_NONE;
+}
+
+void gpuencode_use_cuda_get_format(void *codec_context) {
+    ((AVCodecContext *)codec_context)->get_format = cuda_get_format;
+}

@@ -32,6 +32,13 @@ struct GPUEncode: ParsableCommand {
         Mesa's software renderer llvmpipe through the surfaceless platform, so it runs on any machine \
         without a display. GPUENCODE_GPU sets the default. -v prints the renderer used.
 
+        NVIDIA: --hwaccel cuda decodes on NVDEC (frames are downloaded to system
+        memory before the filters); --hwaccel auto does so where it can and
+        decodes in software otherwise. --encoder nvenc encodes with h264_nvenc;
+        --encoder auto falls back to libx264 with a warning where NVENC cannot
+        be opened. The defaults (software decoding, libx264) write the same
+        bytes on every machine. -v says which decoder and encoder ran.
+
         OTHER COMMANDS:
           gpuencode filters [NAME]        the filters, or one with its parameters
           gpuencode preview IN -o F.png   one filtered frame (--at, --compare, --watch)
@@ -86,6 +93,12 @@ struct GPUEncode: ParsableCommand {
     @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
     var gpu: String?
 
+    @Option(help: ArgumentHelp("Video decoding: none (software, default), cuda (NVDEC through FFmpeg's cuda hwaccel; exit 69 where there is no NVIDIA driver or the codec has no NVDEC support) or auto (NVDEC where it works, else software). Env GPUENCODE_HWACCEL.", valueName: "none|cuda|auto"))
+    var hwaccel: String?
+
+    @Option(help: ArgumentHelp("H.264 encoder: libx264 (default), nvenc (h264_nvenc: --crf becomes constant quality -cq, --x264-preset maps to p1..p7; exit 69 where there is no NVENC engine, as on the H100) or auto (nvenc, else libx264 with a warning).", valueName: "libx264|nvenc|auto"))
+    var encoder: String = "libx264"
+
     @Option(name: .customLong("render-path"), help: ArgumentHelp("GPU passes: direct (default: fused Y and CbCr passes straight from the source) rgba (the straightforward path through a full-size RGBA picture), or unfused (one pass per filter through 8-bit textures, as GPUImage); the last two are for comparison.", valueName: "direct|rgba|unfused"))
     var renderPath: String = "direct"
 
@@ -135,6 +148,8 @@ struct GPUEncode: ParsableCommand {
         guard threads >= 0 else { throw ValidationError("--threads cannot be negative") }
         guard ["direct", "rgba", "unfused"].contains(renderPath) else { throw ValidationError("--render-path must be direct, rgba or unfused") }
         if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
+        if let hwaccel, HardwareAcceleration(rawValue: hwaccel) == nil { throw ValidationError("--hwaccel must be none, cuda or auto") }
+        if EncoderChoice(rawValue: encoder) == nil { throw ValidationError("--encoder must be libx264, nvenc or auto") }
     }
 
     func run() throws {
@@ -195,6 +210,12 @@ struct GPUEncode: ParsableCommand {
                 throw GPUEncodeError(.usage, "GPUENCODE_GPU=\(gpuName) must be auto, hardware or software")
             }
             options.gpu = selection
+            let hwaccelName = hwaccel ?? getenv("GPUENCODE_HWACCEL").map { String(cString: $0) } ?? "none"
+            guard let decoding = HardwareAcceleration(rawValue: hwaccelName) else {
+                throw GPUEncodeError(.usage, "GPUENCODE_HWACCEL=\(hwaccelName) must be none, cuda or auto")
+            }
+            options.hwaccel = decoding
+            options.encoder.encoder = EncoderChoice(rawValue: encoder) ?? .libx264
             options.progress = reporter
             if stats {
                 if !preset.filters.contains(where: { $0.declaration.name == "averageColor" }) {

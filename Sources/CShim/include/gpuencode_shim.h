@@ -19,4 +19,9 @@ void gpuencode_set_log_level(int level);
 // SIGINT/SIGTERM set a flag that the transcode loop polls; the handler does nothing else.
 void gpuencode_install_signal_handlers(void);
 int gpuencode_interrupt_signal(void);
+
+// Decoding through FFmpeg's cuda hwaccel (NVDEC): installs a get_format callback (a C function
+// pointer) on the AVCodecContext that picks AV_PIX_FMT_CUDA when the decoder offers it, and the first
+// software format otherwise (a profile NVDEC cannot decode falls back to software decoding).
+void gpuencode_use_cuda_get_format(void *codec_context);
 #endif

@@ -1,13 +1,17 @@
 import CFFmpeg
 
-/// An opened input: the container, its best video stream and that stream's decoder.
+/// An opened input: the container, its best video stream and that stream's decoder (software, or
+/// NVDEC with `hwaccel`; `receiveFrame` hides the difference).
 final class InputFile {
     let path: String
     let format: UnsafeMutablePointer<AVFormatContext>
     let videoIndex: Int32
     let decoder: UnsafeMutablePointer<AVCodecContext>
+    /// Set when the decoder runs on NVDEC; frames are downloaded from CUDA memory as they come out.
+    private let hardware: HardwareDecoder?
 
-    init(path: String, threads: Int) throws {
+    init(path: String, threads: Int, hwaccel: HardwareAcceleration = .none,
+         log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }) throws {
         self.path = path
         guard fileExists(path) else { throw GPUEncodeError(.input, path: path, "no such file") }
         if isDirectory(path) { throw GPUEncodeError(.input, path: path, "is a directory, not a media file") }
@@ -19,7 +23,7 @@ final class InputFile {
         }
         format = ctx
         do {
-            (videoIndex, decoder) = try InputFile.openVideoDecoder(ctx, path: path, threads: threads)
+            (videoIndex, decoder, hardware) = try InputFile.openVideoDecoder(ctx, path: path, threads: threads, hwaccel: hwaccel, log: log)
         } catch {
             var c: UnsafeMutablePointer<AVFormatContext>? = ctx
             avformat_close_input(&c)
@@ -27,8 +31,9 @@ final class InputFile {
         }
     }
 
-    private static func openVideoDecoder(_ ctx: UnsafeMutablePointer<AVFormatContext>, path: String, threads: Int) throws
-        -> (Int32, UnsafeMutablePointer<AVCodecContext>) {
+    private static func openVideoDecoder(_ ctx: UnsafeMutablePointer<AVFormatContext>, path: String, threads: Int,
+                                         hwaccel: HardwareAcceleration, log: @escaping @Sendable (LogLevel, String) -> Void) throws
+        -> (Int32, UnsafeMutablePointer<AVCodecContext>, HardwareDecoder?) {
         try check(avformat_find_stream_info(ctx, nil), .input, path: path, "cannot read stream information")
         let best = av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard best >= 0 else {
@@ -45,13 +50,22 @@ final class InputFile {
             dec.pointee.pkt_timebase = stream.pointee.time_base
             dec.pointee.thread_count = Int32(threads)
             dec.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
+            let hardware = try HardwareDecoder.attach(hwaccel, to: dec, codec: codec, path: path, log: log)
+            if hardware == nil {
+                log(.info, "decoder: \(String(cString: codec.pointee.name)) in software, \(threads == 0 ? "automatic" : String(threads)) threads")
+            }
             try check(avcodec_open2(dec, codec, nil), .input, path: path, "cannot open the \(String(cString: codec.pointee.name)) decoder")
+            return (best, dec, hardware)
         } catch {
             var d: UnsafeMutablePointer<AVCodecContext>? = dec
             avcodec_free_context(&d)
             throw error
         }
-        return (best, dec)
+    }
+
+    /// `avcodec_receive_frame` on the video decoder; an NVDEC frame comes back in system memory.
+    func receiveFrame(_ frame: UnsafeMutablePointer<AVFrame>) -> Int32 {
+        hardware?.receive(from: decoder, into: frame) ?? avcodec_receive_frame(decoder, frame)
     }
 
     deinit {

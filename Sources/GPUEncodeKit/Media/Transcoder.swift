@@ -8,6 +8,8 @@ public struct TranscodeOptions: Sendable {
     public var preset: Preset
     public var overwrite = false
     public var encoder = EncoderSettings()
+    /// Video decoding: software (default) or NVDEC through FFmpeg's cuda hwaccel.
+    public var hwaccel: HardwareAcceleration = .none
     public var gpu: GPUSelection = .auto
     public var renderPath: RenderPath = .direct
     /// Decode, GPU and encode one after another on the calling thread instead of pipelined.
@@ -95,7 +97,7 @@ public final class Transcoder {
 
     private init(_ o: TranscodeOptions) throws {
         options = o
-        input = try InputFile(path: o.input, threads: o.decoderThreads)
+        input = try InputFile(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
         mediaStart = input.startSeconds
         mediaDuration = input.durationSeconds
         output = try OutputFile(path: o.output)
@@ -132,54 +134,27 @@ public final class Transcoder {
             o.log(.warning, "\(o.input): odd dimensions cropped to \(geometry.uprightWidth)x\(geometry.uprightHeight) for 4:2:0 H.264")
         }
 
-        // Video encoder and stream.
-        guard let codec = avcodec_find_encoder_by_name("libx264") else {
-            throw GPUEncodeError(.encode, path: o.output, "this FFmpeg has no libx264 encoder")
-        }
-        guard let enc = avcodec_alloc_context3(codec) else { throw GPUEncodeError(.internal, "out of memory") }
-        encoder = enc
-        enc.pointee.width = Int32(geometry.outputWidth)
-        enc.pointee.height = Int32(geometry.outputHeight)
+        // Video encoder and stream: libx264, or h264_nvenc (--encoder; EncoderSettings.open).
         outputFormat = !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath, filters: o.preset.filters) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
-        enc.pointee.pix_fmt = outputFormat
-        enc.pointee.time_base = inStream.pointee.time_base
         let rate = av_guess_frame_rate(input.format, inStream, nil)
-        if rate.num > 0 && rate.den > 0 { enc.pointee.framerate = rate }
         var sar = inStream.pointee.sample_aspect_ratio.num > 0 ? inStream.pointee.sample_aspect_ratio : dec.sample_aspect_ratio
         if rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
-        if sar.num > 0 { enc.pointee.sample_aspect_ratio = sar }
+        var stream = EncoderStream(width: Int32(geometry.outputWidth), height: Int32(geometry.outputHeight), pixelFormat: outputFormat,
+                                   timeBase: inStream.pointee.time_base, frameRate: rate.num > 0 && rate.den > 0 ? rate : nil,
+                                   sampleAspectRatio: sar.num > 0 ? sar : nil,
+                                   colorPrimaries: AVCOL_PRI_BT709, colorTransfer: AVCOL_TRC_BT709, colorSpace: AVCOL_SPC_BT709,
+                                   colorRange: AVCOL_RANGE_MPEG,
+                                   globalHeader: output.format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0)
         if bypass {
             // The pixels keep their matrix; swscale only turns yuvj (full range) into limited range.
-            enc.pointee.color_primaries = dec.color_primaries
-            enc.pointee.color_trc = dec.color_trc
-            enc.pointee.colorspace = dec.colorspace
-            enc.pointee.color_range = format == AV_PIX_FMT_YUV420P && dec.color_range == AVCOL_RANGE_JPEG ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
-        } else {
-            enc.pointee.color_primaries = AVCOL_PRI_BT709
-            enc.pointee.color_trc = AVCOL_TRC_BT709
-            enc.pointee.colorspace = AVCOL_SPC_BT709
-            enc.pointee.color_range = AVCOL_RANGE_MPEG
+            stream.colorPrimaries = dec.color_primaries
+            stream.colorTransfer = dec.color_trc
+            stream.colorSpace = dec.colorspace
+            stream.colorRange = format == AV_PIX_FMT_YUV420P && dec.color_range == AVCOL_RANGE_JPEG ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
         }
-        enc.pointee.thread_count = Int32(o.encoder.threads)
-        if let g = o.encoder.keyint { enc.pointee.gop_size = Int32(g) }
-        if output.format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
-            enc.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
-        }
-        var encOptions: OpaquePointer?
-        defer { av_dict_free(&encOptions) }
-        av_dict_set(&encOptions, "preset", o.encoder.preset, 0)
-        if let tune = o.encoder.tune { av_dict_set(&encOptions, "tune", tune, 0) }
-        let lossless: Bool
-        if let bitrate = o.encoder.bitrate {
-            enc.pointee.bit_rate = bitrate
-            lossless = false
-        } else {
-            av_dict_set(&encOptions, "crf", String(o.encoder.crf), 0)
-            lossless = o.encoder.crf == 0
-        }
-        // High profile cannot be lossless; x264 picks High 4:4:4 Predictive for crf 0.
-        if let profile = o.encoder.profile ?? (lossless ? nil : "high") { av_dict_set(&encOptions, "profile", profile, 0) }
-        try check(avcodec_open2(enc, codec, &encOptions), .encode, path: o.output, "cannot open libx264 with these settings")
+        let (enc, encoderName) = try o.encoder.open(stream, output: o.output, log: o.log)
+        encoder = enc
+        o.log(.info, "encoder: \(encoderName)")
 
         videoOut = try output.addStream()
         try check(avcodec_parameters_from_context(videoOut.pointee.codecpar, enc), .internal, path: o.output, "encoder parameters")
@@ -370,7 +345,7 @@ public final class Transcoder {
 
         func receiveFrames() -> Bool {
             while true {
-                let rc = avcodec_receive_frame(input.decoder, frame)
+                let rc = input.receiveFrame(frame)
                 if rc == AVERROR_EAGAIN_VALUE || rc == AVERROR_EOF_VALUE { return true }
                 if rc < 0 { decodeErrors += 1; return true }
                 defer { av_frame_unref(frame) }
