@@ -22,6 +22,11 @@ public struct FilterDeclaration: Sendable {
     /// Uniform float arrays computed from the parameters and the input size in pixels (blur
     /// weights and offsets), declared in the GLSL as `uniform float {{p}}NAME[N]`.
     public let arrays: (@Sendable (FilterInstance, _ inputWidth: Int, _ inputHeight: Int) -> [String: [Float]])?
+    /// A texture that changes from frame to frame (a second video), sampled as
+    /// `uniform sampler2D {{p}}frame`. Called once per run, on the thread that renders, to open the
+    /// source; the renderer asks it for the picture at each frame's time and uploads it only when it
+    /// changes. Check the file when the preset loads with `resources` (see VideoInputFilter).
+    public var dynamic: (@Sendable (FilterInstance, ResourceContext) throws -> DynamicSource)? = nil
 
     public init(name: String, summary: String, category: FilterCategory, parameters: [ParameterDeclaration] = [],
                 kind: FilterKind,
@@ -112,6 +117,29 @@ public enum FilterResource: Sendable {
     case image2D(width: Int, height: Int, data: TexelData, linear: Bool)
     /// A 3-D RGBA table, red fastest (the .cube order).
     case table3D(size: Int, data: [Float])
+}
+
+/// A picture that changes over time, owned by one renderer for one run (made and used on the
+/// thread with the GL context). See `FilterDeclaration.dynamic`.
+public protocol DynamicSource: AnyObject {
+    /// The texture's size in pixels, fixed for the run.
+    var width: Int { get }
+    var height: Int { get }
+    /// The picture to show at `time` (seconds from the start of the media).
+    func frame(at time: Double) -> DynamicFrame
+}
+
+/// RGBA8 rows, top row first, `width * 4` bytes each, premultiplied by alpha. `pixels` stays valid
+/// until the next `frame(at:)`. `serial` names the picture: equal serials mean equal pictures, so
+/// the texture is uploaded again only when it changes.
+public struct DynamicFrame {
+    public var serial: Int64
+    public var pixels: UnsafeRawPointer
+
+    public init(serial: Int64, pixels: UnsafeRawPointer) {
+        self.serial = serial
+        self.pixels = pixels
+    }
 }
 
 public enum TexelData: Sendable {

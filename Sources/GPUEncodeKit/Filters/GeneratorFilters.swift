@@ -8,6 +8,7 @@ public enum GeneratorFilters {
         RadialGradientFilter.declaration,
         ImageGeneratorFilter.declaration,
         LabelFilter.declaration,
+        VideoInputFilter.declaration,
     ]
 }
 

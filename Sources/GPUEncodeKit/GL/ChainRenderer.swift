@@ -319,6 +319,7 @@ final class ChainRenderer {
                 glActiveTexture(GLenum(GL_TEXTURE1))
                 glBindTexture(GLenum(GL_TEXTURE_2D), (pass.source ?? input).textures[0].id)
             }
+            if pass.bindings.isDynamic { pass.bindings.refresh(time: time) }
             pass.bindings.bind()
             if pass.bindings.isAnimated { pass.bindings.update(time: time) }
             glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)

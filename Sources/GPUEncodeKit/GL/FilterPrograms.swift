@@ -53,9 +53,14 @@ enum FilterCodegen {
 }
 
 /// A filter texture on the GPU.
-final class ResourceTexture {
+class ResourceTexture {
     let id: GLuint
     let target: GLenum
+
+    init(id: GLuint, target: GLenum) {
+        self.id = id
+        self.target = target
+    }
 
     init(_ resource: FilterResource) {
         var t: GLuint = 0
@@ -97,10 +102,45 @@ final class ResourceTexture {
     }
 }
 
+/// A filter's texture that follows the frame's time (`FilterDeclaration.dynamic`): RGBA8, uploaded
+/// again only when the source hands over a different picture. Shared by every program of the
+/// filter (luma and chroma passes), so a frame's picture is uploaded once.
+final class DynamicTexture: ResourceTexture {
+    let source: DynamicSource
+    private var shown: Int64? = nil
+
+    init(_ source: DynamicSource) {
+        self.source = source
+        var t: GLuint = 0
+        glGenTextures(1, &t)
+        super.init(id: t, target: GLenum(GL_TEXTURE_2D))
+        glBindTexture(target, id)
+        glTexStorage2D(target, 1, GLenum(GL_RGBA8), GLsizei(source.width), GLsizei(source.height))
+        glTexParameteri(target, GLenum(GL_TEXTURE_MIN_FILTER), GL_LINEAR)
+        glTexParameteri(target, GLenum(GL_TEXTURE_MAG_FILTER), GL_LINEAR)
+        glTexParameteri(target, GLenum(GL_TEXTURE_WRAP_S), GL_CLAMP_TO_EDGE)
+        glTexParameteri(target, GLenum(GL_TEXTURE_WRAP_T), GL_CLAMP_TO_EDGE)
+    }
+
+    /// Makes the texture hold the picture for `time`; binds it on `unit` when it uploads.
+    func show(time: Double, unit: Int32) {
+        let frame = source.frame(at: time)
+        guard frame.serial != shown else { return }
+        shown = frame.serial
+        glActiveTexture(GLenum(Int32(GL_TEXTURE0) + unit))
+        glBindTexture(target, id)
+        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
+        glTexSubImage2D(target, 0, 0, 0, GLsizei(source.width), GLsizei(source.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), frame.pixels)
+    }
+}
+
 /// The filter-owned state of one program: its parameter uniforms (set once) and the textures it
 /// samples (bound before each draw, on units from `firstUnit` up).
 final class FilterBindings {
     private var textures: [(unit: Int32, texture: ResourceTexture)] = []
+    /// Textures that follow the frame's time; `refresh` brings them up to date before a draw.
+    private var dynamic: [(unit: Int32, texture: DynamicTexture)] = []
+    var isDynamic: Bool { !dynamic.isEmpty }
     /// Earlier nodes' pictures a blend reads (`nodeInput`), by unit.
     private var nodeTextures: [(unit: Int32, target: RenderTarget)] = []
     /// Keyframed parameters, set again for each frame's time.
@@ -159,12 +199,34 @@ final class FilterBindings {
                     unit += 1
                 }
             }
+            if let open = f.declaration.dynamic {
+                // Kept with the filter's still textures under a name no resource builder uses.
+                let key = prefix + "#dynamic"
+                let texture: DynamicTexture
+                if let cached = resources[key]?["frame"] as? DynamicTexture { texture = cached } else {
+                    do { texture = DynamicTexture(try open(f, f.context)) } catch let e as GPUEncodeError {
+                        throw GPUEncodeError(.preset, path: f.context.origin, "\(f.declaration.name): \(e.message)")
+                    } catch {
+                        throw GPUEncodeError(.preset, path: f.context.origin, "\(f.declaration.name): \(error)")
+                    }
+                    resources[key] = ["frame": texture]
+                }
+                program.set(prefix + "frame", int: unit)
+                textures.append((unit, texture))
+                dynamic.append((unit, texture))
+                unit += 1
+            }
         }
     }
 
     /// Sets keyframed uniforms for `time` (the program must be in use).
     func update(time: Double) {
         for a in animated { FilterBindings.setUniform(a.program, a.name, type: a.type, value: a.keyframes.value(at: time)) }
+    }
+
+    /// Brings time-following textures to the picture for `time` (before `bind`).
+    func refresh(time: Double) {
+        for (unit, texture) in dynamic { texture.show(time: time, unit: unit) }
     }
 
     func bind() {

@@ -335,6 +335,7 @@ public final class FrameRenderer {
             program.use()
             program.set("time", Float(time))
             program.set("frameIndex", Float(frameIndex))
+            if bindings.isDynamic { bindings.refresh(time: time) }
             bindings.bind()
             if bindings.isAnimated { bindings.update(time: time) }
             glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)

@@ -575,6 +575,9 @@ final class PresetReader {
             do { return try f.prepared() } catch let e as FilterError { throw fail(value, path, e.message) } catch let e as GPUEncodeError {
                 throw fail(value, path, e.message)
             }
+        case .string(let text) where VideoInputFilter.movieExtensions.contains(pathExtension(text)):
+            let f = FilterInstance(try generator("video"), values: ["file": .string(text)], context: context)
+            do { return try f.prepared() } catch let e as FilterError { throw fail(value, path, "video: \(e.message)") }
         default:
             let color = try parameter(value, .color("color", default: [0, 0, 0, 0], ""), path)
             return FilterInstance(try generator("solidColor"), values: ["color": color], context: context)

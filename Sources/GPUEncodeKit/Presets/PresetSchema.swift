@@ -28,10 +28,10 @@ public enum PresetSchema {
                 ("additionalProperties", .bool(false)),
             ])),
             ("secondInput", .object([
-                ("description", .string("A blend's second input: a colour, an image file (.png, .jpg), a generator or point filter object, or {\"node\": ID}.")),
+                ("description", .string("A blend's second input: a colour, an image file (.png, .jpg), a movie file (.mp4, .mov, .mkv, .webm, .m4v, .avi), a generator or point filter object, or {\"node\": ID}.")),
                 ("anyOf", .array([
                     ref("color"),
-                    .object([("type", .string("string")), ("pattern", .string(#"\.([Pp][Nn][Gg]|[Jj][Pp][Ee]?[Gg])$"#))]),
+                    .object([("type", .string("string")), ("pattern", .string(#"\.([Pp][Nn][Gg]|[Jj][Pp][Ee]?[Gg]|[Mm][Pp]4|[Mm][Oo][Vv]|[Mm][Kk][Vv]|[Ww][Ee][Bb][Mm]|[Mm]4[Vv]|[Aa][Vv][Ii])$"#))]),
                     ref("nodeStep"),
                     ref("filter"),
                 ])),
