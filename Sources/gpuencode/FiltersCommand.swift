@@ -52,7 +52,7 @@ struct FiltersCommand: ParsableCommand {
             ($0.name, $0.type.typeName, $0.defaultValue.description, $0.type.rangeDescription, $0.summary)
         }
         if case .blend = d.kind {
-            rows.append(("with", "input", "none", "colour, image file or generator", "the second input, blended over the chain so far"))
+            rows.append(("with", "input", "none", "colour, image or movie, generator, node", "the second input, blended over the chain so far"))
         }
         guard !rows.isEmpty else { print("  No parameters."); return }
         print("")

@@ -12,7 +12,7 @@ public enum FilterDocs {
         `"rgba(r, g, b, a)"` (0-255, alpha 0-1) or `[r, g, b, a]` (0-1). Positions (`uv`, centres, points) are fractions
         of the picture with (0, 0) at the top-left. *Point* filters work on each pixel alone and are fused into one
         shader pass with their neighbours; *sampling* filters read other pixels and get passes of their own; *blends*
-        combine the chain so far with their `with` input (a colour, an image file, or a generator object).
+        combine the chain so far with their `with` input (a colour, an image or movie file, a generator object, or an earlier node).
         How to write a new filter: [writing-filters.md](writing-filters.md).
 
 
@@ -30,7 +30,7 @@ public enum FilterDocs {
                     "| `\(p.name)` | \(p.type.typeName) | `\(escape(p.defaultValue.description))` | \(escape(p.type.rangeDescription)) | \(escape(p.summary)) |"
                 }
                 if case .blend = d.kind {
-                    rows.append("| `with` | input | none | colour, image file or generator | the second input, blended over the chain so far |")
+                    rows.append("| `with` | input | none | colour, image or movie file, generator, or {"node": ID} | the second input, blended over the chain so far |")
                 }
                 if rows.isEmpty {
                     s += "No parameters.\n\n"

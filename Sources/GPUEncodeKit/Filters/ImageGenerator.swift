@@ -8,7 +8,7 @@ public enum ImageGeneratorFilter {
 
     public static let declaration = FilterDeclaration(
         name: "image",
-        summary: "A PNG/JPEG picture fitted to the frame (fill: cover and crop, fit: letterbox with transparent borders, stretch), keeping its alpha; a still only, not a second video.",
+        summary: "A PNG/JPEG picture fitted to the frame (fill: cover and crop, fit: letterbox with transparent borders, stretch), keeping its alpha (a movie as an input is the video generator).",
         category: .generator,
         parameters: [
             .file("file", extensions: ImageIO.readableExtensions, "the picture, relative to the preset file"),
