@@ -30,7 +30,7 @@ public enum FilterDocs {
                     "| `\(p.name)` | \(p.type.typeName) | `\(escape(p.defaultValue.description))` | \(escape(p.type.rangeDescription)) | \(escape(p.summary)) |"
                 }
                 if case .blend = d.kind {
-                    rows.append("| `with` | input | none | colour, image or movie file, generator, or {"node": ID} | the second input, blended over the chain so far |")
+                    rows.append("| `with` | input | none | colour, image or movie file, generator, or {\"node\": ID} | the second input, blended over the chain so far |")
                 }
                 if rows.isEmpty {
                     s += "No parameters.\n\n"
