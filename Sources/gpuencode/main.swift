@@ -39,6 +39,8 @@ struct GPUEncode: ParsableCommand {
           gpuencode presets [show NAME]     list presets with their source, or print one resolved as JSON
           gpuencode presets upgrade FILE    rewrite an older-version preset (-o OUT); presets schema: JSON Schema
           gpuencode validate FILE...        check presets, every error with line:column (--json)
+          gpuencode batch IN... --out-dir D many files in parallel: resumable, sharded (--shard I/N), --report/--junit
+          gpuencode report merge A.json B.json -o ALL.json   join sharded batch reports; fails if a job is missing or twice
 
         EXIT CODES:
         \(exitCodeTable.map { "  \($0.code)\(String(repeating: " ", count: max(1, 5 - String($0.code).count)))\($0.meaning)" }.joined(separator: "\n"))
@@ -265,11 +267,13 @@ func parseBitrate(_ text: String) -> Int64? {
 // `ffmpeg -i IN OUT` has no verb) while `gpuencode filters` etc. are commands of their own. An input
 // file named like a command can be given as ./NAME.
 let subcommands: [String: ParsableCommand.Type] = [
+    "batch": BatchCommand.self,
     "contact-sheet": ContactSheetCommand.self,
     "filters": FiltersCommand.self,
     "lut": LutCommand.self,
     "preview": PreviewCommand.self,
     "presets": PresetsCommand.self,
+    "report": ReportCommand.self,
     "validate": ValidateCommand.self,
 ]
 

@@ -20,6 +20,11 @@ public struct TranscodeOptions: Sendable {
     /// Receives each frame's measurements (`averageColor` filters), in frame order: the frame's
     /// index, its time in seconds from the start, and name → values.
     public var statistics: (@Sendable (Int, Double, [(name: String, value: [Double])]) -> Void)?
+    /// Receives each encoded frame's count, its position in seconds from the start and the media's
+    /// length (nil when unknown); for callers with their own progress display (batch runs).
+    public var onFrame: (@Sendable (Int, Double, Double?) -> Void)?
+    /// Polled with the SIGINT/SIGTERM flag: true stops the run as if interrupted (no output written).
+    public var shouldStop: (@Sendable () -> Bool)?
 
     public init(input: String, output: String, preset: Preset) {
         self.input = input
@@ -281,6 +286,7 @@ public final class Transcoder {
     private func checkInterrupt() {
         let sig = gpuencode_interrupt_signal()
         if sig != 0 { fail(GPUEncodeError(.interrupted(signal: sig), path: options.output, "interrupted; no output written")) }
+        else if options.shouldStop?() == true { fail(GPUEncodeError(.interrupted(signal: 0), path: options.output, "stopped; no output written")) }
     }
 
     private func transcode() throws -> TranscodeSummary {
@@ -545,7 +551,9 @@ public final class Transcoder {
         try check(avcodec_send_frame(encoder, frame), .encode, path: options.output, "encoding failed")
         try drainEncoder()
         let n = framesEncoded.withLock { $0 += 1; return $0 }
-        options.progress?.update(frames: n, position: seconds(pts, encoder.pointee.time_base) - mediaStart, total: mediaDuration)
+        let position = seconds(pts, encoder.pointee.time_base) - mediaStart
+        options.progress?.update(frames: n, position: position, total: mediaDuration)
+        options.onFrame?(n, position, mediaDuration)
     }
 
     private func flushEncoder() throws {
