@@ -257,7 +257,7 @@ struct BatchCommand: ParsableCommand {
         for e in writeErrors { fputs("gpuencode: error: \(e.description)\n", stderr) }
 
         if let signal = outcome.interruptedBy {
-            fputs("gpuencode: error: batch interrupted by \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): \(ok) ok, \(outcome.results.count - ok - outcome.failed) not run or stopped; rerun to finish\n", stderr)
+            fputs("gpuencode: error: batch interrupted by \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): \(ok) ok, \(outcome.failed) stopped or failed, \(skipped) not run; the state and reports are written, rerun to finish\n", stderr)
             throw ExitCode(GPUEncodeError(.interrupted(signal: signal), "").exitCode)
         }
         if outcome.failed > 0 {

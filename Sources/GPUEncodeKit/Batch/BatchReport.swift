@@ -80,7 +80,7 @@ public enum BatchReport {
             ("gpuencodeVersion", .str(GPUEncodeVersion.string)),
             ("createdAt", .str(isoTimestamp())),
             ("plan", .obj([("jobs", .int(planJobs)), ("digest", .str(planDigest))])),
-            ("shard", shard.map { .obj([("index", .int($0.index)), ("count", .int($0.count))]) } ?? .obj([])),
+            ("shard", shard.map { .obj([("index", .int($0.index)), ("count", .int($0.count))]) } ?? JSONValue(.null)),
         ]
         if let mergedFrom { members.append(("mergedFrom", .arr(mergedFrom.map { .str($0) }))) }
         members.append(("interrupted", interrupted.map { .obj([("signal", .int(Int($0)))]) } ?? JSONValue(.null)))

@@ -114,6 +114,13 @@ public final class BatchRunner: @unchecked Sendable {
         let overwrite: Bool
         switch decision {
         case .skip(let reason):
+            // Up to date by size and mtime, run now with --hash: the record gains the content hash,
+            // so the next run (in a checkout with fresh mtimes) recognises the input.
+            if options.resume.hash, var r = record, r.inputHash == nil, let state, let h = try? FNV1a64.file(job.input) {
+                r.inputHash = h
+                state.set(r, for: job.output)
+                saveState()
+            }
             result.status = .skipped
             result.reason = reason
             result.worker = nil

@@ -329,8 +329,8 @@ public final class Transcoder {
     /// Every stage on the calling thread, one frame at a time: the reference the pipelined run
     /// must reproduce byte for byte.
     private func runSequentially() throws {
-        let gl = usesGPU ? try makeContext() : nil
-        defer { withExtendedLifetime(gl) {} }
+        var gl = usesGPU ? try makeContext() : nil
+        defer { Transcoder.contextLock.withLock { _ in gl = nil } }
         let renderer = try gl.map { try makeRenderer($0) }
         demuxStage { [self] frame in
             var f: UnsafeMutablePointer<AVFrame>? = frame
@@ -429,6 +429,22 @@ public final class Transcoder {
 
     private func gpuStage() {
         defer { toEncoder.close() }
+        // The context is made and released under a process-wide lock: eglTerminate is not counted,
+        // so one job's release must not fall between another's eglInitialize and eglMakeCurrent
+        // (batch runs have a context per job thread). The renderer is gone before the release.
+        var gl: GLContext?
+        defer { Transcoder.contextLock.withLock { _ in gl = nil } }
+        do {
+            gl = try makeContext()
+            try gpuLoop(gl!)
+        } catch {
+            fail(error)
+        }
+    }
+
+    static let contextLock = Locked(())
+
+    private func gpuLoop(_ gl: GLContext) throws {
         // On the pipelined path a frame's readback is collected after the next frame is submitted,
         // so these output frames are in flight (at most two).
         var inFlight: [UnsafeMutablePointer<AVFrame>] = []
@@ -439,37 +455,31 @@ public final class Transcoder {
                 av_frame_free(&o)
             }
         }
-        do {
-            let gl = try makeContext()
-            defer { withExtendedLifetime(gl) {} }
-            let renderer = try makeRenderer(gl)
-            while let frame = toGPU.pop() {
-                var f: UnsafeMutablePointer<AVFrame>? = frame
-                defer { av_frame_free(&f) }
-                if failed { continue }
-                let t0 = monotonicSeconds()
-                if renderer.canPipeline {
-                    let out = try outputFrame(for: frame)
-                    inFlight.append(out)
-                    try renderer.submit(source: framePlanes(frame), time: frameTime(frame))
-                    if renderer.pendingFrames > 1 {
-                        let done = inFlight.removeFirst()
-                        try renderer.collect(into: framePlanes(done))
-                        deliver(done)
-                    }
-                } else {
-                    deliver(try render(frame, with: renderer))
+        let renderer = try makeRenderer(gl)
+        while let frame = toGPU.pop() {
+            var f: UnsafeMutablePointer<AVFrame>? = frame
+            defer { av_frame_free(&f) }
+            if failed { continue }
+            let t0 = monotonicSeconds()
+            if renderer.canPipeline {
+                let out = try outputFrame(for: frame)
+                inFlight.append(out)
+                try renderer.submit(source: framePlanes(frame), time: frameTime(frame))
+                if renderer.pendingFrames > 1 {
+                    let done = inFlight.removeFirst()
+                    try renderer.collect(into: framePlanes(done))
+                    deliver(done)
                 }
-                let dt = monotonicSeconds() - t0
-                busy.withLock { $0.gpu += dt }
+            } else {
+                deliver(try render(frame, with: renderer))
             }
-            while !inFlight.isEmpty && !failed {
-                let done = inFlight.removeFirst()
-                try renderer.collect(into: framePlanes(done))
-                deliver(done)
-            }
-        } catch {
-            fail(error)
+            let dt = monotonicSeconds() - t0
+            busy.withLock { $0.gpu += dt }
+        }
+        while !inFlight.isEmpty && !failed {
+            let done = inFlight.removeFirst()
+            try renderer.collect(into: framePlanes(done))
+            deliver(done)
         }
     }
 
@@ -493,7 +503,7 @@ public final class Transcoder {
 
     private func makeContext() throws -> GLContext {
         let t0 = monotonicSeconds()
-        let context = try GLContext(selection: options.gpu)
+        let context = try Transcoder.contextLock.withLock { _ in try GLContext(selection: options.gpu) }
         rendererName.withLock { $0 = context.renderer }
         options.log(.info, "GPU: \(context.renderer) (\(context.version); \(context.platform); ready in \(Int((monotonicSeconds() - t0) * 1000)) ms)")
         return context
