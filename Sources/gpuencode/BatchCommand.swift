@@ -64,10 +64,10 @@ struct BatchCommand: ParsableCommand {
     @Option(name: .customLong("out-dir"), help: ArgumentHelp("Folder for the outputs (created when missing).", valueName: "dir"))
     var outDir: String?
 
-    @Option(help: ArgumentHelp("Output file name template: {name} {stem} {ext} {preset} (default {stem}.mp4).", valueName: "template"))
+    @Option(help: ArgumentHelp("Output file name template: {name} {stem} {ext} {preset}.", valueName: "template"))
     var name: String = BatchRequest.defaultTemplate
 
-    @Option(name: .long, help: ArgumentHelp("Preset for every job without one in the manifest (default identity).", valueName: "name|file"))
+    @Option(name: .long, help: ArgumentHelp("Preset for every job without one in the manifest.", valueName: "name|file"))
     var preset: String = "identity"
 
     @Option(name: .customLong("preset-dir"), help: ArgumentHelp("A folder of NAME.json presets searched first; repeatable.", valueName: "dir"))
