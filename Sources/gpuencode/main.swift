@@ -47,6 +47,8 @@ struct GPUEncode: ParsableCommand {
           gpuencode presets [show NAME]   presets and where they come from; one as JSON
           gpuencode presets upgrade FILE  an older preset in the current format
           gpuencode validate FILE...      every error with line:column (--json)
+          gpuencode batch IN... --out-dir D  many files in parallel, resumable, sharded
+          gpuencode report merge A B...   join sharded batch reports (-o ALL.json)
 
         EXIT CODES:
         \(exitCodeTable.map { "  \($0.code)\(String(repeating: " ", count: max(1, 5 - String($0.code).count)))\($0.meaning)" }.joined(separator: "\n"))
@@ -287,11 +289,13 @@ func parseBitrate(_ text: String) -> Int64? {
 // `ffmpeg -i IN OUT` has no verb) while `gpuencode filters` etc. are commands of their own. An input
 // file named like a command can be given as ./NAME.
 let subcommands: [String: ParsableCommand.Type] = [
+    "batch": BatchCommand.self,
     "contact-sheet": ContactSheetCommand.self,
     "filters": FiltersCommand.self,
     "lut": LutCommand.self,
     "preview": PreviewCommand.self,
     "presets": PresetsCommand.self,
+    "report": ReportCommand.self,
     "validate": ValidateCommand.self,
 ]
 

@@ -76,14 +76,27 @@ public final class GLContext {
         renderer = rendererName
         version = String(cString: glGetString(GLenum(GL_VERSION)))
         isSoftware = ["llvmpipe", "softpipe", "swrast"].contains { rendererName.contains($0) }
+        GLContext.live.withLock { $0 += 1 }
+        counted = true
     }
 
     deinit {
         eglMakeCurrent(display, nil, nil, nil)
         eglDestroyContext(display, context)
         if let pbuffer { eglDestroySurface(display, pbuffer) }
-        eglTerminate(display)
+        // eglTerminate is not reference-counted: one display is shared by every context of the
+        // process (batch jobs run several), so only the last context to go terminates it.
+        guard counted else { return }
+        let last = GLContext.live.withLock { count -> Bool in
+            count -= 1
+            return count == 0
+        }
+        if last { eglTerminate(display) }
     }
+
+    /// Contexts alive in this process, and whether this one is among them (a failed init is not).
+    private static let live = Locked(0)
+    private var counted = false
 
     static func eglErrorString() -> String {
         "EGL error 0x" + String(eglGetError(), radix: 16)

@@ -22,6 +22,11 @@ public struct TranscodeOptions: Sendable {
     /// Receives each frame's measurements (`averageColor` filters), in frame order: the frame's
     /// index, its time in seconds from the start, and name → values.
     public var statistics: (@Sendable (Int, Double, [(name: String, value: [Double])]) -> Void)?
+    /// Receives each encoded frame's count, its position in seconds from the start and the media's
+    /// length (nil when unknown); for callers with their own progress display (batch runs).
+    public var onFrame: (@Sendable (Int, Double, Double?) -> Void)?
+    /// Polled with the SIGINT/SIGTERM flag: true stops the run as if interrupted (no output written).
+    public var shouldStop: (@Sendable () -> Bool)?
 
     public init(input: String, output: String, preset: Preset) {
         self.input = input
@@ -256,6 +261,7 @@ public final class Transcoder {
     private func checkInterrupt() {
         let sig = gpuencode_interrupt_signal()
         if sig != 0 { fail(GPUEncodeError(.interrupted(signal: sig), path: options.output, "interrupted; no output written")) }
+        else if options.shouldStop?() == true { fail(GPUEncodeError(.interrupted(signal: 0), path: options.output, "stopped; no output written")) }
     }
 
     private func transcode() throws -> TranscodeSummary {
@@ -298,8 +304,8 @@ public final class Transcoder {
     /// Every stage on the calling thread, one frame at a time: the reference the pipelined run
     /// must reproduce byte for byte.
     private func runSequentially() throws {
-        let gl = usesGPU ? try makeContext() : nil
-        defer { withExtendedLifetime(gl) {} }
+        var gl = usesGPU ? try makeContext() : nil
+        defer { Transcoder.contextLock.withLock { _ in gl = nil } }
         let renderer = try gl.map { try makeRenderer($0) }
         demuxStage { [self] frame in
             var f: UnsafeMutablePointer<AVFrame>? = frame
@@ -398,6 +404,22 @@ public final class Transcoder {
 
     private func gpuStage() {
         defer { toEncoder.close() }
+        // The context is made and released under a process-wide lock: eglTerminate is not counted,
+        // so one job's release must not fall between another's eglInitialize and eglMakeCurrent
+        // (batch runs have a context per job thread). The renderer is gone before the release.
+        var gl: GLContext?
+        defer { Transcoder.contextLock.withLock { _ in gl = nil } }
+        do {
+            gl = try makeContext()
+            try gpuLoop(gl!)
+        } catch {
+            fail(error)
+        }
+    }
+
+    static let contextLock = Locked(())
+
+    private func gpuLoop(_ gl: GLContext) throws {
         // On the pipelined path a frame's readback is collected after the next frame is submitted,
         // so these output frames are in flight (at most two).
         var inFlight: [UnsafeMutablePointer<AVFrame>] = []
@@ -408,37 +430,31 @@ public final class Transcoder {
                 av_frame_free(&o)
             }
         }
-        do {
-            let gl = try makeContext()
-            defer { withExtendedLifetime(gl) {} }
-            let renderer = try makeRenderer(gl)
-            while let frame = toGPU.pop() {
-                var f: UnsafeMutablePointer<AVFrame>? = frame
-                defer { av_frame_free(&f) }
-                if failed { continue }
-                let t0 = monotonicSeconds()
-                if renderer.canPipeline {
-                    let out = try outputFrame(for: frame)
-                    inFlight.append(out)
-                    try renderer.submit(source: framePlanes(frame), time: frameTime(frame))
-                    if renderer.pendingFrames > 1 {
-                        let done = inFlight.removeFirst()
-                        try renderer.collect(into: framePlanes(done))
-                        deliver(done)
-                    }
-                } else {
-                    deliver(try render(frame, with: renderer))
+        let renderer = try makeRenderer(gl)
+        while let frame = toGPU.pop() {
+            var f: UnsafeMutablePointer<AVFrame>? = frame
+            defer { av_frame_free(&f) }
+            if failed { continue }
+            let t0 = monotonicSeconds()
+            if renderer.canPipeline {
+                let out = try outputFrame(for: frame)
+                inFlight.append(out)
+                try renderer.submit(source: framePlanes(frame), time: frameTime(frame))
+                if renderer.pendingFrames > 1 {
+                    let done = inFlight.removeFirst()
+                    try renderer.collect(into: framePlanes(done))
+                    deliver(done)
                 }
-                let dt = monotonicSeconds() - t0
-                busy.withLock { $0.gpu += dt }
+            } else {
+                deliver(try render(frame, with: renderer))
             }
-            while !inFlight.isEmpty && !failed {
-                let done = inFlight.removeFirst()
-                try renderer.collect(into: framePlanes(done))
-                deliver(done)
-            }
-        } catch {
-            fail(error)
+            let dt = monotonicSeconds() - t0
+            busy.withLock { $0.gpu += dt }
+        }
+        while !inFlight.isEmpty && !failed {
+            let done = inFlight.removeFirst()
+            try renderer.collect(into: framePlanes(done))
+            deliver(done)
         }
     }
 
@@ -462,7 +478,7 @@ public final class Transcoder {
 
     private func makeContext() throws -> GLContext {
         let t0 = monotonicSeconds()
-        let context = try GLContext(selection: options.gpu)
+        let context = try Transcoder.contextLock.withLock { _ in try GLContext(selection: options.gpu) }
         rendererName.withLock { $0 = context.renderer }
         options.log(.info, "GPU: \(context.renderer) (\(context.version); \(context.platform); ready in \(Int((monotonicSeconds() - t0) * 1000)) ms)")
         return context
@@ -520,7 +536,9 @@ public final class Transcoder {
         try check(avcodec_send_frame(encoder, frame), .encode, path: options.output, "encoding failed")
         try drainEncoder()
         let n = framesEncoded.withLock { $0 += 1; return $0 }
-        options.progress?.update(frames: n, position: seconds(pts, encoder.pointee.time_base) - mediaStart, total: mediaDuration)
+        let position = seconds(pts, encoder.pointee.time_base) - mediaStart
+        options.progress?.update(frames: n, position: position, total: mediaDuration)
+        options.onFrame?(n, position, mediaDuration)
     }
 
     private func flushEncoder() throws {

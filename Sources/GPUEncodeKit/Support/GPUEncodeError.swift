@@ -9,6 +9,10 @@ public struct GPUEncodeError: Error, CustomStringConvertible, Sendable {
         case outputCreate
         case encode
         case interrupted(signal: Int32)
+        /// `gpuencode batch`: it ran to the end (or to --fail-fast) and at least one job failed.
+        case jobsFailed
+        /// `gpuencode report merge`: the shard reports do not add up to the plan (a job missing or twice).
+        case reportMismatch
         case `internal`
     }
 
@@ -33,6 +37,8 @@ public struct GPUEncodeError: Error, CustomStringConvertible, Sendable {
         case .outputCreate: return 73
         case .encode: return 74
         case .interrupted(let signal): return 128 + signal
+        case .jobsFailed: return 80
+        case .reportMismatch: return 81
         case .internal: return 1
         }
     }
@@ -54,5 +60,7 @@ public let exitCodeTable: [(code: Int32, meaning: String)] = [
     (69, "no GPU context could be created"),
     (73, "output cannot be created (exists without -y, directory missing or unwritable)"),
     (74, "encoding or writing the output failed"),
-    (130, "interrupted by SIGINT (143: SIGTERM)"),
+    (80, "batch: some jobs failed (the others ran; see the report)"),
+    (81, "report merge: a job is missing or duplicated across the shard reports"),
+    (130, "interrupted by SIGINT (143: SIGTERM); a batch writes its state and report first"),
 ]

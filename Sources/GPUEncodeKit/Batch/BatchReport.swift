@@ -1,0 +1,241 @@
+import Glibc
+
+public enum JobStatus: String, Sendable {
+    case ok, failed, skipped
+}
+
+/// How one job ended: what the report and the JUnit file say about it.
+public struct JobResult: Sendable {
+    public let job: BatchJob
+    public var status: JobStatus
+    /// Why it was skipped or redone (`up to date`, `preset changed`, `--force`, `new`).
+    public var reason: String?
+    public var error: String?
+    /// The code the single-file command would exit with (0 when ok or skipped).
+    public var exitCode: Int32 = 0
+    public var inputFacts: MediaFacts?
+    public var outputFacts: MediaFacts?
+    public var framesOut: Int?
+    public var wallSeconds: Double = 0
+    public var renderer: String?
+    /// The worker (1 ... --jobs) that ran it.
+    public var worker: Int?
+
+    public init(job: BatchJob, status: JobStatus, reason: String? = nil) {
+        self.job = job
+        self.status = status
+        self.reason = reason
+    }
+
+    public var fps: Double? {
+        guard let f = framesOut, wallSeconds > 0 else { return nil }
+        return Double(f) / wallSeconds
+    }
+
+    /// One entry of the report's `jobs` (docs/report.md).
+    public var json: JSONValue {
+        .obj([
+            ("id", .str(job.output)),
+            ("index", .int(job.index)),
+            ("input", .str(job.input)),
+            ("output", .str(job.output)),
+            ("preset", .obj([("name", .str(job.preset.name)), ("spec", .str(job.presetSpec)), ("digest", .str(job.presetDigest))])),
+            ("status", .str(status.rawValue)),
+            ("reason", .str(reason)),
+            ("error", .str(error)),
+            ("exitCode", .int(Int(exitCode))),
+            ("inputDuration", .num(inputFacts?.duration)),
+            ("outputDuration", .num(outputFacts?.duration)),
+            ("framesIn", .int(inputFacts?.frames)),
+            ("framesOut", .int(framesOut)),
+            ("avOffsetIn", .num(inputFacts?.avOffset)),
+            ("avOffsetOut", .num(outputFacts?.avOffset)),
+            ("wallSeconds", .num(status == .skipped ? nil : rounded(wallSeconds, 3))),
+            ("fps", .num(fps.map { rounded($0, 2) })),
+            ("outputBytes", .int64(outputFacts?.bytes)),
+            ("outputBitrate", .num(outputFacts?.bitrate.map { $0.rounded() })),
+            ("renderer", .str(renderer)),
+            ("worker", .int(worker)),
+        ])
+    }
+}
+
+func rounded(_ v: Double, _ decimals: Int) -> Double {
+    var p = 1.0
+    for _ in 0..<decimals { p *= 10 }
+    return (v * p).rounded() / p
+}
+
+/// The `--report` JSON (schema `gpuencode-batch-report`, version 1; docs/report.md) and the JUnit XML,
+/// both built from the job entries so that `report merge` writes them the same way.
+public enum BatchReport {
+    public static let schema = "gpuencode-batch-report"
+    public static let version = 1
+
+    public static func document(jobs: [JSONValue], planJobs: Int, planDigest: String, shard: Shard?, interrupted: Int32?,
+                                failFastStopped: Bool, wallSeconds: Double?, mergedFrom: [String]? = nil) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("schema", .str(schema)),
+            ("version", .int(version)),
+            ("gpuencodeVersion", .str(GPUEncodeVersion.string)),
+            ("createdAt", .str(isoTimestamp())),
+            ("plan", .obj([("jobs", .int(planJobs)), ("digest", .str(planDigest))])),
+            ("shard", shard.map { .obj([("index", .int($0.index)), ("count", .int($0.count))]) } ?? JSONValue(.null)),
+        ]
+        if let mergedFrom { members.append(("mergedFrom", .arr(mergedFrom.map { .str($0) }))) }
+        members.append(("interrupted", interrupted.map { .obj([("signal", .int(Int($0)))]) } ?? JSONValue(.null)))
+        members.append(("failFastStopped", .bool(failFastStopped)))
+        members.append(("jobs", .arr(jobs)))
+        members.append(("totals", totals(jobs, wallSeconds: wallSeconds)))
+        return .obj(members)
+    }
+
+    static func totals(_ jobs: [JSONValue], wallSeconds: Double?) -> JSONValue {
+        var counts = [JobStatus.ok: 0, .failed: 0, .skipped: 0]
+        var frames = 0
+        var bytes = 0.0
+        var jobSeconds = 0.0
+        for j in jobs {
+            if let s = j["status"]?.stringValue.flatMap(JobStatus.init(rawValue:)) { counts[s, default: 0] += 1 }
+            if j["status"]?.stringValue == "ok" {
+                frames += Int(j["framesOut"]?.numberValue ?? 0)
+                bytes += j["outputBytes"]?.numberValue ?? 0
+            }
+            jobSeconds += j["wallSeconds"]?.numberValue ?? 0
+        }
+        var filesPerMinute: Double?
+        if let w = wallSeconds, w > 0 { filesPerMinute = rounded(Double(counts[.ok]!) * 60 / w, 2) }
+        return .obj([
+            ("jobs", .int(jobs.count)),
+            ("ok", .int(counts[.ok])),
+            ("failed", .int(counts[.failed])),
+            ("skipped", .int(counts[.skipped])),
+            ("framesOut", .int(frames)),
+            ("outputBytes", .num(bytes)),
+            ("jobSeconds", .num(rounded(jobSeconds, 3))),
+            ("wallSeconds", .num(wallSeconds.map { rounded($0, 3) })),
+            ("filesPerMinute", .num(filesPerMinute)),
+        ])
+    }
+
+    /// JUnit XML: one `testcase` per job; failed jobs are `failure`s with the error, skipped ones `skipped`.
+    public static func junit(jobs: [JSONValue], suiteName: String = "gpuencode batch") -> String {
+        var failures = 0, skipped = 0
+        var time = 0.0
+        var cases = ""
+        for j in jobs {
+            let input = j["input"]?.stringValue ?? "?"
+            let output = j["output"]?.stringValue ?? "?"
+            let preset = j["preset"]?["name"]?.stringValue ?? j["preset"]?["spec"]?.stringValue ?? "?"
+            let seconds = j["wallSeconds"]?.numberValue ?? 0
+            time += seconds
+            cases += "    <testcase classname=\"\(xmlEscape("gpuencode.batch.\(preset)"))\" name=\"\(xmlEscape(input + " -> " + output))\" file=\"\(xmlEscape(input))\" time=\"\(format(seconds, 3))\""
+            var details: [String] = []
+            for key in ["framesIn", "framesOut", "inputDuration", "outputDuration", "avOffsetIn", "avOffsetOut", "fps", "outputBytes", "outputBitrate", "renderer"] {
+                if let v = j[key], !v.isNull { details.append("\(key)=\(JSONWriter.scalar(v) ?? "")") }
+            }
+            let systemOut = details.isEmpty ? "" : "\n      <system-out>\(xmlEscape(details.joined(separator: " ")))</system-out>"
+            switch j["status"]?.stringValue {
+            case "failed":
+                failures += 1
+                let message = j["error"]?.stringValue ?? "failed"
+                let code = j["exitCode"]?.numberValue.map { Int($0) } ?? 1
+                cases += ">\n      <failure message=\"\(xmlEscape(message))\" type=\"exit \(code)\">\(xmlEscape(message))</failure>\(systemOut)\n    </testcase>\n"
+            case "skipped":
+                skipped += 1
+                cases += ">\n      <skipped message=\"\(xmlEscape(j["reason"]?.stringValue ?? "skipped"))\"/>\n    </testcase>\n"
+            default:
+                cases += systemOut.isEmpty ? "/>\n" : ">\(systemOut)\n    </testcase>\n"
+            }
+        }
+        let attrs = "tests=\"\(jobs.count)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\" time=\"\(format(time, 3))\""
+        return """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <testsuites name="\(xmlEscape(suiteName))" \(attrs)>
+          <testsuite name="\(xmlEscape(suiteName))" \(attrs) timestamp="\(isoTimestamp())">
+
+        """ + cases + "  </testsuite>\n</testsuites>\n"
+    }
+
+    /// Writes a report (or JUnit file) through a temporary and a rename, making its folder if needed.
+    public static func write(_ text: String, to path: String) throws {
+        try writeTextAtomically(text, to: path)
+    }
+
+    /// A report read back (for `report merge`), checked to be one of ours.
+    public struct Loaded: Sendable {
+        public let path: String
+        public let planJobs: Int
+        public let planDigest: String
+        public let shard: Shard?
+        public let jobs: [JSONValue]
+        public let interrupted: Bool
+        public let wallSeconds: Double?
+    }
+
+    public static func load(_ path: String) throws -> Loaded {
+        let text: String
+        guard fileExists(path) else { throw GPUEncodeError(.input, path: path, "no such report") }
+        do { text = try readTextFile(path) } catch let e as FileReadError {
+            throw GPUEncodeError(.input, path: path, "cannot read: \(e.reason)")
+        }
+        let json: JSONValue
+        do { json = try JSONParser.parse(text) } catch let e as JSONSyntaxError {
+            throw GPUEncodeError(.usage, path: path, "\(e.line):\(e.column): not JSON: \(e.message)")
+        }
+        guard json["schema"]?.stringValue == schema else {
+            throw GPUEncodeError(.usage, path: path, "not a gpuencode batch report (no \"schema\": \"\(schema)\")")
+        }
+        guard let v = json["version"]?.numberValue, Int(v) == version else {
+            throw GPUEncodeError(.usage, path: path, "report version \(json["version"].flatMap { JSONWriter.scalar($0) } ?? "?") is not \(version), which this gpuencode reads")
+        }
+        guard let planJobs = json["plan"]?["jobs"]?.numberValue, let digest = json["plan"]?["digest"]?.stringValue,
+              let jobs = json["jobs"]?.arrayValue else {
+            throw GPUEncodeError(.usage, path: path, "report has no plan or jobs")
+        }
+        var shard: Shard?
+        if let i = json["shard"]?["index"]?.numberValue, let n = json["shard"]?["count"]?.numberValue { shard = Shard(index: Int(i), count: Int(n)) }
+        return Loaded(path: path, planJobs: Int(planJobs), planDigest: digest, shard: shard, jobs: jobs,
+                      interrupted: !(json["interrupted"]?.isNull ?? true), wallSeconds: json["totals"]?["wallSeconds"]?.numberValue)
+    }
+
+    /// Joins shard reports of one plan. Fails (81) when a job appears twice or the jobs do not add up
+    /// to the plan, naming the job or the shards that are missing; reports of different plans are a
+    /// usage error (64).
+    public static func merge(_ reports: [Loaded]) throws -> JSONValue {
+        guard let first = reports.first else { throw GPUEncodeError(.usage, "give the shard reports to merge") }
+        for r in reports.dropFirst() where r.planDigest != first.planDigest || r.planJobs != first.planJobs {
+            throw GPUEncodeError(.usage, path: r.path, "comes from another plan (\(r.planJobs) jobs, \(r.planDigest)) than \(first.path) (\(first.planJobs) jobs, \(first.planDigest)): the shards must run the same batch command")
+        }
+        var seen: [String: String] = [:]
+        var jobs: [(Int, JSONValue)] = []
+        for r in reports {
+            for j in r.jobs {
+                let id = j["id"]?.stringValue ?? j["output"]?.stringValue ?? "?"
+                if let other = seen[id] {
+                    throw GPUEncodeError(.reportMismatch, path: r.path, "job \(id) is also in \(other): duplicated across shard reports")
+                }
+                seen[id] = r.path
+                jobs.append((Int(j["index"]?.numberValue ?? 0), j))
+            }
+        }
+        if jobs.count != first.planJobs {
+            var detail = ""
+            let counts = Set(reports.compactMap { $0.shard?.count })
+            if counts.count == 1, let n = counts.first {
+                let have = Set(reports.compactMap { $0.shard?.index })
+                let missing = (1...n).filter { !have.contains($0) }
+                if !missing.isEmpty { detail = "; no report for shard " + missing.map { "\($0)/\(n)" }.joined(separator: ", ") }
+            }
+            let indexes = Set(jobs.map(\.0))
+            let absent = (0..<first.planJobs).filter { !indexes.contains($0) }
+            let named = absent.prefix(5).map { "#\($0)" }.joined(separator: ", ") + (absent.count > 5 ? ", ..." : "")
+            throw GPUEncodeError(.reportMismatch, path: reports.map(\.path).joined(separator: ", "),
+                                 "\(first.planJobs - jobs.count) of \(first.planJobs) planned jobs missing (\(named))\(detail)")
+        }
+        let interrupted = reports.contains { $0.interrupted }
+        let wall = reports.compactMap(\.wallSeconds).max()
+        return document(jobs: jobs.sorted { $0.0 < $1.0 }.map(\.1), planJobs: first.planJobs, planDigest: first.planDigest, shard: nil,
+                        interrupted: interrupted ? 0 : nil, failFastStopped: false, wallSeconds: wall, mergedFrom: reports.map(\.path))
+    }
+}

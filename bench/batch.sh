@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Batch throughput benchmark (not a test): files per minute of `gpuencode batch` on 16 short 720p
+# clips for --jobs 1, 2, the default and (on bigger machines) a few more, so the default can be
+# checked against the best (it must be within 10%).
+#
+#   bash bench/batch.sh [CLIP_FOLDER]            here: makes the 16 clips with ffmpeg when no folder is given
+#   bash bench/batch.sh --make-clips DIR         only make the clips (to ship them to a machine without ffmpeg)
+#
+# On the GPU machine (no ffmpeg there): make the clips here, bundle them, run from the bundle:
+#   bash bench/batch.sh --make-clips /tmp/bclips
+#   swift build -c release --static-swift-stdlib
+#   ../shared/tools/gpu-bundle .build/release/gpuencode /tmp/bclips/*.mp4
+#   (device) GPUENCODE="bash .gpu/run gpuencode" bash bench/batch.sh .gpu/files
+# Environment: GPUENCODE (the command; default .build/release/gpuencode), PRESET (sepia), X264 (veryfast),
+# REPEATS (2), SECONDS_PER_CLIP (4, when making clips), OUT (results folder; default /tmp).
+set -u
+OUT=${OUT:-/tmp}
+G=${GPUENCODE:-.build/release/gpuencode}
+PRESET=${PRESET:-sepia}
+X264=${X264:-veryfast}
+REPEATS=${REPEATS:-2}
+make_clips() {
+  mkdir -p "$1"
+  for i in $(seq -w 1 16); do
+    ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=1280x720:rate=30" \
+      -f lavfi -i "sine=frequency=$((200 + 10#$i * 40)):sample_rate=48000" -t "${SECONDS_PER_CLIP:-4}" \
+      -c:v libx264 -preset veryfast -crf 23 -pix_fmt yuv420p -c:a aac -b:a 96k "$1/clip$i.mp4"
+  done
+}
+if [ "${1:-}" = "--make-clips" ]; then make_clips "${2:?folder}"; exit; fi
+CLIPS=${1:-}
+if [ -z "$CLIPS" ]; then CLIPS=$(mktemp -d); make_clips "$CLIPS"; fi
+n=$(ls "$CLIPS"/*.mp4 | wc -l)
+cores=$(nproc)
+# BatchRunOptions.defaultJobs: one job per 4 cores, at least 2 (1 on one core).
+default=$(( cores <= 1 ? 1 : (cores / 4 > 2 ? cores / 4 : 2) ))
+list="1 2 $default"
+[ "$cores" -ge 8 ] && list="$list 4 8"
+[ "$cores" -ge 16 ] && list="$list 16"
+list=$(echo $list | tr ' ' '\n' | awk '!seen[$0]++' | tr '\n' ' ')
+res="$OUT/batch-bench.txt"
+echo "# $(date -u +%FT%TZ) $cores cores, $n clips from $CLIPS, preset $PRESET, x264 $X264, default --jobs $default" | tee -a "$res"
+for r in $(seq 1 "$REPEATS"); do
+  for j in $list; do
+    o=$(mktemp -d)
+    t0=$(date +%s.%N)
+    $G batch "$CLIPS" --out-dir "$o" --preset "$PRESET" --x264-preset "$X264" --jobs "$j" --progress none --report "$o/r.json" 2>>"$res"
+    rc=$?
+    t1=$(date +%s.%N)
+    fpm=$(awk -v a="$t0" -v b="$t1" -v n="$n" 'BEGIN { printf "%.1f", n * 60 / (b - a) }')
+    renderer=$(sed -n 's/.*"renderer": "\(.*\)".*/\1/p' "$o/r.json" | head -1)
+    echo "jobs=$j run=$r rc=$rc files/min=$fpm wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')s renderer=$renderer" | tee -a "$res"
+    rm -rf "$o"
+  done
+done
