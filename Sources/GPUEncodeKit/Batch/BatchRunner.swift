@@ -137,6 +137,7 @@ public final class BatchRunner: @unchecked Sendable {
             try makeDirectories(splitPath(job.output).dir)
             let threads = options.threads()
             var o = TranscodeOptions(input: job.input, output: job.output, preset: job.preset)
+            o.reuseGPUContext = true
             o.overwrite = overwrite
             o.encoder = job.encoderSettings(threads: threads)
             o.decoderThreads = threads

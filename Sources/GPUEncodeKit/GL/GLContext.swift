@@ -21,8 +21,10 @@ public final class GLContext {
     /// How the display was obtained, for `-v`.
     public let platform: String
     public let isSoftware: Bool
+    public let selection: GPUSelection
 
     public init(selection: GPUSelection) throws {
+        self.selection = selection
         var failures: [String] = []
         var chosen: (EGLDisplay, String)?
         if selection != .software {
@@ -94,6 +96,18 @@ public final class GLContext {
         if last { eglTerminate(display) }
     }
 
+    /// Makes this context current on the calling thread (it must not be current on another).
+    func makeCurrent() throws {
+        guard eglMakeCurrent(display, pbuffer, pbuffer, context) == EGL_TRUE else {
+            throw GPUEncodeError(.gpu, "eglMakeCurrent failed on \(platform): \(GLContext.eglErrorString())")
+        }
+    }
+
+    /// Leaves it current on no thread, so another thread may take it.
+    func releaseCurrent() {
+        eglMakeCurrent(display, nil, nil, nil)
+    }
+
     /// Contexts alive in this process, and whether this one is among them (a failed init is not).
     private static let live = Locked(0)
     private var counted = false
@@ -148,5 +162,30 @@ func usePixelBuffers(_ gl: GLContext) -> Bool {
     case "pbo": return true
     case "client": return false
     default: return !gl.isSoftware
+    }
+}
+
+/// Contexts kept between transcodes of one process (batch jobs): a job takes an idle one and makes
+/// it current on its GPU thread, and gives it back when its renderer is gone. Creating and
+/// destroying a context per job while others live grows the driver's memory (Mesa keeps JIT code
+/// until the display terminates, which it cannot while other jobs run); reuse keeps the process
+/// at one context per concurrent job, whatever the number of files.
+enum GLContextPool {
+    private static let idle = Locked<[GLContext]>([])
+
+    static func take(_ selection: GPUSelection) throws -> GLContext {
+        if let context = idle.withLock({ list -> GLContext? in
+            guard let i = list.firstIndex(where: { $0.selection == selection }) else { return nil }
+            return list.remove(at: i)
+        }) {
+            try context.makeCurrent()
+            return context
+        }
+        return try Transcoder.contextLock.withLock { _ in try GLContext(selection: selection) }
+    }
+
+    static func give(_ context: GLContext) {
+        context.releaseCurrent()
+        idle.withLock { $0.append(context) }
     }
 }

@@ -17,6 +17,9 @@ public struct TranscodeOptions: Sendable {
     /// Decoder threads; 0 lets libavcodec choose.
     public var decoderThreads = 0
     public var progress: ProgressReporter?
+    /// Take the GL context from a process-wide pool and give it back afterwards, instead of making
+    /// and destroying one (batch runs: memory stays flat over thousands of jobs).
+    public var reuseGPUContext = false
     /// Receives warnings and (when verbose) notes, one line each.
     public var log: @Sendable (LogLevel, String) -> Void = { _, _ in }
     /// Receives each frame's measurements (`averageColor` filters), in frame order: the frame's
@@ -305,7 +308,7 @@ public final class Transcoder {
     /// must reproduce byte for byte.
     private func runSequentially() throws {
         var gl = usesGPU ? try makeContext() : nil
-        defer { Transcoder.contextLock.withLock { _ in gl = nil } }
+        defer { releaseContext(&gl) }
         let renderer = try gl.map { try makeRenderer($0) }
         demuxStage { [self] frame in
             var f: UnsafeMutablePointer<AVFrame>? = frame
@@ -408,7 +411,7 @@ public final class Transcoder {
         // so one job's release must not fall between another's eglInitialize and eglMakeCurrent
         // (batch runs have a context per job thread). The renderer is gone before the release.
         var gl: GLContext?
-        defer { Transcoder.contextLock.withLock { _ in gl = nil } }
+        defer { releaseContext(&gl) }
         do {
             gl = try makeContext()
             try gpuLoop(gl!)
@@ -418,6 +421,18 @@ public final class Transcoder {
     }
 
     static let contextLock = Locked(())
+
+    /// Called when the renderer is gone: back to the pool, or destroyed.
+    private func releaseContext(_ gl: inout GLContext?) {
+        if options.reuseGPUContext, let context = gl {
+            gl = nil
+            GLContextPool.give(context)
+        } else {
+            // The last reference goes inside the lock, so eglTerminate cannot interleave with
+            // another job's eglInitialize.
+            Transcoder.contextLock.withLock { _ in gl = nil }
+        }
+    }
 
     private func gpuLoop(_ gl: GLContext) throws {
         // On the pipelined path a frame's readback is collected after the next frame is submitted,
@@ -478,7 +493,8 @@ public final class Transcoder {
 
     private func makeContext() throws -> GLContext {
         let t0 = monotonicSeconds()
-        let context = try Transcoder.contextLock.withLock { _ in try GLContext(selection: options.gpu) }
+        let context = options.reuseGPUContext ? try GLContextPool.take(options.gpu)
+            : try Transcoder.contextLock.withLock { _ in try GLContext(selection: options.gpu) }
         rendererName.withLock { $0 = context.renderer }
         options.log(.info, "GPU: \(context.renderer) (\(context.version); \(context.platform); ready in \(Int((monotonicSeconds() - t0) * 1000)) ms)")
         return context
