@@ -12,7 +12,7 @@
 #   ../shared/tools/gpu-bundle .build/release/gpuencode /tmp/bclips/*.mp4
 #   (device) GPUENCODE="bash .gpu/run gpuencode" bash bench/batch.sh .gpu/files
 # Environment: GPUENCODE (the command; default .build/release/gpuencode), PRESET (sepia), X264 (veryfast),
-# REPEATS (2), SECONDS_PER_CLIP (4, when making clips), OUT (results folder; default /tmp).
+# REPEATS (2), SECONDS_PER_CLIP (4) and CLIP_CRF (23; 40 keeps a bundle small) when making clips, OUT (results folder; default /tmp).
 set -u
 OUT=${OUT:-/tmp}
 G=${GPUENCODE:-.build/release/gpuencode}
@@ -24,7 +24,7 @@ make_clips() {
   for i in $(seq -w 1 16); do
     ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=1280x720:rate=30" \
       -f lavfi -i "sine=frequency=$((200 + 10#$i * 40)):sample_rate=48000" -t "${SECONDS_PER_CLIP:-4}" \
-      -c:v libx264 -preset veryfast -crf 23 -pix_fmt yuv420p -c:a aac -b:a 96k "$1/clip$i.mp4"
+      -c:v libx264 -preset veryfast -crf "${CLIP_CRF:-23}" -pix_fmt yuv420p -c:a aac -b:a 96k "$1/clip$i.mp4"
   done
 }
 if [ "${1:-}" = "--make-clips" ]; then make_clips "${2:?folder}"; exit; fi
