@@ -119,34 +119,64 @@ public enum BatchReport {
     }
 
     /// JUnit XML: one `testcase` per job; failed jobs are `failure`s with the error, skipped ones `skipped`.
+    /// The preset's name, else its spec. (Written out step by step: the optional chains this
+    /// replaced crashed the Swift 6.3 optimizer in release builds.)
+    static func presetLabel(_ job: JSONValue) -> String {
+        guard let preset = job["preset"] else { return "?" }
+        if let name = preset["name"], let text = name.stringValue { return text }
+        if let spec = preset["spec"], let text = spec.stringValue { return text }
+        return "?"
+    }
+
+    private static func text(_ job: JSONValue, _ key: String) -> String? {
+        guard let value = job[key] else { return nil }
+        return value.stringValue
+    }
+
+    private static func number(_ job: JSONValue, _ key: String) -> Double? {
+        guard let value = job[key] else { return nil }
+        return value.numberValue
+    }
+
+    /// One job's <testcase>. (Plain statements throughout: optional chains over JSONValue here
+    /// crashed the Swift 6.3 optimizer in release builds.)
+    @inline(never)
+    private static func junitCase(_ j: JSONValue) -> (xml: String, status: String, seconds: Double) {
+        let input = text(j, "input") ?? "?"
+        let output = text(j, "output") ?? "?"
+        let preset = presetLabel(j)
+        let seconds = number(j, "wallSeconds") ?? 0
+        var xml = "    <testcase classname=\"\(xmlEscape("gpuencode.batch.\(preset)"))\" name=\"\(xmlEscape(input + " -> " + output))\" file=\"\(xmlEscape(input))\" time=\"\(format(seconds, 3))\""
+        var details: [String] = []
+        for key in ["framesIn", "framesOut", "inputDuration", "outputDuration", "avOffsetIn", "avOffsetOut", "fps", "outputBytes", "outputBitrate", "renderer"] {
+            guard let v = j[key], !v.isNull else { continue }
+            details.append("\(key)=\(JSONWriter.scalar(v) ?? "")")
+        }
+        let systemOut = details.isEmpty ? "" : "\n      <system-out>\(xmlEscape(details.joined(separator: " ")))</system-out>"
+        let status = text(j, "status") ?? "ok"
+        switch status {
+        case "failed":
+            let message = text(j, "error") ?? "failed"
+            let code = Int(number(j, "exitCode") ?? 1)
+            xml += ">\n      <failure message=\"\(xmlEscape(message))\" type=\"exit \(code)\">\(xmlEscape(message))</failure>\(systemOut)\n    </testcase>\n"
+        case "skipped":
+            xml += ">\n      <skipped message=\"\(xmlEscape(text(j, "reason") ?? "skipped"))\"/>\n    </testcase>\n"
+        default:
+            xml += systemOut.isEmpty ? "/>\n" : ">\(systemOut)\n    </testcase>\n"
+        }
+        return (xml, status, seconds)
+    }
+
     public static func junit(jobs: [JSONValue], suiteName: String = "gpuencode batch") -> String {
         var failures = 0, skipped = 0
         var time = 0.0
         var cases = ""
         for j in jobs {
-            let input = j["input"]?.stringValue ?? "?"
-            let output = j["output"]?.stringValue ?? "?"
-            let preset = j["preset"]?["name"]?.stringValue ?? j["preset"]?["spec"]?.stringValue ?? "?"
-            let seconds = j["wallSeconds"]?.numberValue ?? 0
-            time += seconds
-            cases += "    <testcase classname=\"\(xmlEscape("gpuencode.batch.\(preset)"))\" name=\"\(xmlEscape(input + " -> " + output))\" file=\"\(xmlEscape(input))\" time=\"\(format(seconds, 3))\""
-            var details: [String] = []
-            for key in ["framesIn", "framesOut", "inputDuration", "outputDuration", "avOffsetIn", "avOffsetOut", "fps", "outputBytes", "outputBitrate", "renderer"] {
-                if let v = j[key], !v.isNull { details.append("\(key)=\(JSONWriter.scalar(v) ?? "")") }
-            }
-            let systemOut = details.isEmpty ? "" : "\n      <system-out>\(xmlEscape(details.joined(separator: " ")))</system-out>"
-            switch j["status"]?.stringValue {
-            case "failed":
-                failures += 1
-                let message = j["error"]?.stringValue ?? "failed"
-                let code = j["exitCode"]?.numberValue.map { Int($0) } ?? 1
-                cases += ">\n      <failure message=\"\(xmlEscape(message))\" type=\"exit \(code)\">\(xmlEscape(message))</failure>\(systemOut)\n    </testcase>\n"
-            case "skipped":
-                skipped += 1
-                cases += ">\n      <skipped message=\"\(xmlEscape(j["reason"]?.stringValue ?? "skipped"))\"/>\n    </testcase>\n"
-            default:
-                cases += systemOut.isEmpty ? "/>\n" : ">\(systemOut)\n    </testcase>\n"
-            }
+            let c = junitCase(j)
+            time += c.seconds
+            cases += c.xml
+            if c.status == "failed" { failures += 1 }
+            if c.status == "skipped" { skipped += 1 }
         }
         let attrs = "tests=\"\(jobs.count)\" failures=\"\(failures)\" errors=\"0\" skipped=\"\(skipped)\" time=\"\(format(time, 3))\""
         return """
