@@ -152,20 +152,10 @@ final class ChainRenderer {
                                                                 inputSize: size, nodes: nodes)))
                 current = target
             case .copy:
-                let program = try ShaderProgram(fragment: ChainRenderer.header + "uniform highp sampler2D prevTex;\n" + declarations + """
-                out vec4 fragColor;
-                void main() {
-                    vec2 uv = gl_FragCoord.xy / outSize;
-                    vec4 c = texelFetch(prevTex, ivec2(gl_FragCoord.xy), 0);
-                \(calls)    fragColor = c;
-                }
-                """, label: segment.points[0].1.declaration.name)
-                program.use()
-                program.set("prevTex", int: 0)
                 let target = try take(size.0, size.1)
-                passes.append(Pass(program: program, target: target, input: current, source: current,
-                                   bindings: try FilterBindings(program: program, owners: owners(segment.points), resources: &resources,
-                                                                inputSize: size, nodes: nodes)))
+                passes.append(try copyPass(reading: current!, into: target, declarations: declarations, calls: calls,
+                                           points: segment.points, label: segment.points[0].1.declaration.name,
+                                           resources: &resources, nodes: nodes))
                 if let current { release(current) }
                 current = target
             case .average(let prefix, let f, _):
@@ -195,20 +185,10 @@ final class ChainRenderer {
                 } while inputSize.0 > 1 || inputSize.1 > 1
                 passes[passes.count - 1].statistic = prefix + f.declaration.name
                 release(input)
-                let program = try ShaderProgram(fragment: ChainRenderer.header + "uniform highp sampler2D prevTex;\n" + declarations + """
-                out vec4 fragColor;
-                void main() {
-                    vec2 uv = gl_FragCoord.xy / outSize;
-                    vec4 c = texelFetch(prevTex, ivec2(gl_FragCoord.xy), 0);
-                \(calls)    fragColor = c;
-                }
-                """, label: "after \(f.declaration.name)")
-                program.use()
-                program.set("prevTex", int: 0)
                 let target = try take(size.0, size.1)
-                passes.append(Pass(program: program, target: target, input: picture, source: picture,
-                                   bindings: try FilterBindings(program: program, owners: owners(segment.points), resources: &resources,
-                                                                inputSize: size, nodes: nodes)))
+                passes.append(try copyPass(reading: picture, into: target, declarations: declarations, calls: calls,
+                                           points: segment.points, label: "after \(f.declaration.name)",
+                                           resources: &resources, nodes: nodes))
                 release(picture)
                 current = target
             case .sampling(let prefix, let f, let points):
@@ -267,6 +247,25 @@ final class ChainRenderer {
             pass.program.set("outSize", Float(pass.target.width), Float(pass.target.height))
         }
         try FrameRenderer.checkError("setting up the filter chain")
+    }
+
+    /// A pass that reads the previous picture pixel for pixel and runs point filters on it.
+    private func copyPass(reading input: RenderTarget, into target: RenderTarget, declarations: String, calls: String,
+                          points: [(String, FilterInstance)], label: String,
+                          resources: inout [String: [String: ResourceTexture]], nodes: [String: RenderTarget]) throws -> Pass {
+        let program = try ShaderProgram(fragment: ChainRenderer.header + "uniform highp sampler2D prevTex;\n" + declarations + """
+        out vec4 fragColor;
+        void main() {
+            vec2 uv = gl_FragCoord.xy / outSize;
+            vec4 c = texelFetch(prevTex, ivec2(gl_FragCoord.xy), 0);
+        \(calls)    fragColor = c;
+        }
+        """, label: label)
+        program.use()
+        program.set("prevTex", int: 0)
+        return Pass(program: program, target: target, input: input, source: input,
+                    bindings: try FilterBindings(program: program, owners: owners(points), resources: &resources,
+                                                 inputSize: (target.width, target.height), nodes: nodes))
     }
 
     /// A custom shader's compile error, told in the author's terms: the preset, the filter and the
