@@ -195,10 +195,7 @@ struct BatchCommand: ParsableCommand {
         var options = BatchRunOptions()
         if let n = self.jobs { options.jobs = n }
         options.threadsPerJob = threads ?? 0
-        let gpuName = gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto"
-        guard let selection = GPUSelection(rawValue: gpuName) else {
-            throw GPUEncodeError(.usage, "GPUENCODE_GPU=\(gpuName) must be auto, hardware or software")
-        }
+        let selection = try resolveGPU(gpu)
         options.gpu = selection
         options.resume = ResumePolicy(skipExisting: skipExisting, force: force, hash: hash)
         options.failFast = failFast

@@ -72,10 +72,7 @@ struct ContactSheetCommand: ParsableCommand {
     func run() throws {
         MediaLog.setLevel(verbose: verbose)
         do {
-            let gpuName = gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto"
-            guard let selection = GPUSelection(rawValue: gpuName) else {
-                throw GPUEncodeError(.usage, "GPUENCODE_GPU=\(gpuName) must be auto, hardware or software")
-            }
+            let selection = try resolveGPU(gpu)
             if !overwrite && access(output, F_OK) == 0 { throw GPUEncodeError(.outputCreate, path: output, "already exists (use -y to overwrite)") }
             // Every preset is loaded (and checked) before any rendering starts.
             let list = try (presets.map(presetList) ?? ContactSheet.defaultPresets).map { try PresetLibrary(presetDirectories: presetDirs).load($0) }

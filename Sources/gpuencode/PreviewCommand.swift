@@ -69,10 +69,7 @@ struct PreviewCommand: ParsableCommand {
     func run() throws {
         MediaLog.setLevel(verbose: verbose)
         do {
-            let gpuName = gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto"
-            guard let selection = GPUSelection(rawValue: gpuName) else {
-                throw GPUEncodeError(.usage, "GPUENCODE_GPU=\(gpuName) must be auto, hardware or software")
-            }
+            let selection = try resolveGPU(gpu)
             if !overwrite && access(output, F_OK) == 0 { throw GPUEncodeError(.outputCreate, path: output, "already exists (use -y to overwrite)") }
             if watch {
                 try Watcher(command: self, gpu: selection).run()

@@ -44,10 +44,7 @@ struct ValidateCommand: ParsableCommand {
             if let preset = check.preset, !preset.shaderDefinitions.isEmpty {
                 do {
                     if context == nil {
-                        let name = gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto"
-                        guard let selection = GPUSelection(rawValue: name) else {
-                            throw GPUEncodeError(.usage, "GPUENCODE_GPU=\(name) must be auto, hardware or software")
-                        }
+                        let selection = try resolveGPU(gpu)
                         context = try GLContext(selection: selection)
                     }
                     errors += PresetShaderCheck.compileErrors(preset)

@@ -165,7 +165,7 @@ struct GPUEncode: ParsableCommand {
         let path: RenderPath = renderPath == "rgba" ? .viaRGBA : renderPath == "unfused" ? .unfused : .direct
         if let n = benchmarkFilters {
             do {
-                let selection = GPUSelection(rawValue: gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto") ?? .auto
+                let selection = try resolveGPU(gpu)
                 let r = try FilterBenchmark.run(input: input!, preset: try PresetLibrary(presetDirectories: presetDirs).load(preset), gpu: selection, path: path, frames: n)
                 print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
             } catch let error as GPUEncodeError {
@@ -207,10 +207,7 @@ struct GPUEncode: ParsableCommand {
             options.encoder.keyint = keyint ?? preset.encode.keyint ?? defaults.keyint
             options.encoder.threads = threads
             options.encoder.profile = profile
-            let gpuName = gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto"
-            guard let selection = GPUSelection(rawValue: gpuName) else {
-                throw GPUEncodeError(.usage, "GPUENCODE_GPU=\(gpuName) must be auto, hardware or software")
-            }
+            let selection = try resolveGPU(gpu)
             options.gpu = selection
             let hwaccelName = hwaccel ?? getenv("GPUENCODE_HWACCEL").map { String(cString: $0) } ?? "none"
             guard let decoding = HardwareAcceleration(rawValue: hwaccelName) else {
@@ -255,8 +252,7 @@ extension GPUEncode {
         if stat(input!, &a) == 0, stat(output!, &b) == 0, a.st_dev == b.st_dev, a.st_ino == b.st_ino {
             throw GPUEncodeError(.usage, path: output!, "is the input file; write to another file")
         }
-        let gpuName = gpu ?? getenv("GPUENCODE_GPU").map { String(cString: $0) } ?? "auto"
-        let result = try Preview.render(input: input!, preset: preset, at: 0, gpu: GPUSelection(rawValue: gpuName) ?? .auto)
+        let result = try Preview.render(input: input!, preset: preset, at: 0, gpu: try resolveGPU(gpu))
         try ImageIO.write(result.image, to: output!, overwrite: overwrite)
         if verbose {
             fputs("gpuencode: wrote \(output!): \(result.image.width)x\(result.image.height) picture with preset \(preset.name) on \(result.renderer)\n", stderr)
