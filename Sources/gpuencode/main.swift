@@ -198,15 +198,10 @@ struct GPUEncode: ParsableCommand {
             options.overwrite = overwrite
             options.renderPath = path
             options.sequential = deterministic
-            // A flag given on the command line wins over the preset's "encode", which wins over the defaults.
-            let defaults = EncoderSettings()
-            options.encoder.crf = crf ?? preset.encode.crf ?? defaults.crf
-            options.encoder.preset = x264Preset ?? preset.encode.x264Preset ?? defaults.preset
-            options.encoder.tune = tune ?? preset.encode.tune ?? defaults.tune
-            options.encoder.bitrate = bitrate.flatMap(parseBitrate)
-            options.encoder.keyint = keyint ?? preset.encode.keyint ?? defaults.keyint
-            options.encoder.threads = threads
-            options.encoder.profile = profile
+            // A flag given on the command line wins over the preset's "encode", which wins over the
+            // defaults: the same resolution a batch job gets.
+            options.encoder = EncodeOverrides(crf: crf, x264Preset: x264Preset, tune: tune, bitrate: bitrate.flatMap(parseBitrate),
+                                              keyint: keyint, profile: profile).resolved(with: preset.encode, threads: threads)
             let selection = try resolveGPU(gpu)
             options.gpu = selection
             let hwaccelName = hwaccel ?? getenv("GPUENCODE_HWACCEL").map { String(cString: $0) } ?? "none"

@@ -3,6 +3,8 @@ import Glibc
 /// Encoder settings given for a whole batch (command line) or one job (manifest row); nil means
 /// "not given": a job's own value wins over the batch's, which wins over the preset's `encode`,
 /// which wins over the built-in defaults (the single-file command's order, with one more level).
+/// Encoder options given for a run (command-line flags, or a manifest row on top of them); nil
+/// means not given. The single-file command and batch both resolve them with `resolved`.
 public struct EncodeOverrides: Sendable, Equatable {
     public var crf: Double?
     public var x264Preset: String?
@@ -25,6 +27,20 @@ public struct EncodeOverrides: Sendable, Equatable {
         EncodeOverrides(crf: crf ?? base.crf, x264Preset: x264Preset ?? base.x264Preset, tune: tune ?? base.tune,
                         bitrate: bitrate ?? base.bitrate, keyint: keyint ?? base.keyint, profile: profile ?? base.profile)
     }
+
+    /// The settings a run uses: a given option > the preset's `encode` > the built-in default.
+    public func resolved(with presetEncode: PresetEncodeSettings, threads: Int) -> EncoderSettings {
+        var e = EncoderSettings()
+        let defaults = EncoderSettings()
+        e.crf = crf ?? presetEncode.crf ?? defaults.crf
+        e.preset = x264Preset ?? presetEncode.x264Preset ?? defaults.preset
+        e.tune = tune ?? presetEncode.tune ?? defaults.tune
+        e.bitrate = bitrate
+        e.keyint = keyint ?? presetEncode.keyint ?? defaults.keyint
+        e.profile = profile
+        e.threads = threads
+        return e
+    }
 }
 
 /// One file to transcode: an input, its output and the preset with its settings.
@@ -44,16 +60,7 @@ public struct BatchJob: Sendable {
 
     /// The encoder settings this job runs with: job/batch flag > preset's `encode` > defaults.
     public func encoderSettings(threads: Int) -> EncoderSettings {
-        var e = EncoderSettings()
-        let defaults = EncoderSettings()
-        e.crf = overrides.crf ?? preset.encode.crf ?? defaults.crf
-        e.preset = overrides.x264Preset ?? preset.encode.x264Preset ?? defaults.preset
-        e.tune = overrides.tune ?? preset.encode.tune ?? defaults.tune
-        e.bitrate = overrides.bitrate
-        e.keyint = overrides.keyint ?? preset.encode.keyint ?? defaults.keyint
-        e.profile = overrides.profile
-        e.threads = threads
-        return e
+        overrides.resolved(with: preset.encode, threads: threads)
     }
 
     /// Hash of the encoder settings that shape the output (threads excluded: they do not change
