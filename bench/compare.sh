@@ -10,7 +10,7 @@
 # Clips (--clips, default 1080p,2160p,real), cached in bench/.cache:
 #   1080p, 2160p  testsrc2 30 fps, 10 s (--seconds N), 48 kHz sine in AAC, tagged BT.709
 #   real          ../shared/media/h264_aac_360p_rooftop_17s.mp4 (--real FILE; skipped if missing)
-# Sides (--sides, default all six; gpuencode-identity can be added), same x264 settings
+# Sides (--sides, default all ten; gpuencode-identity can be added), same x264 settings
 # (default --x264-preset veryfast --crf 23), audio copied:
 #   plain            ffmpeg, no filter (every ratio is relative to this side on the same clip)
 #   none             gpuencode --preset none (decode -> encode, no GPU stage: the floor)
@@ -41,7 +41,7 @@ cd "$ROOT"
 
 RUNS=3
 CLIPS_ARG=1080p,2160p,real
-SIDES_ARG=plain,none,ffmpeg-sepia,gpuencode-sepia,gstreamer-sepia,gstreamer-sepia-cpuconv
+SIDES_ARG=plain,none,ffmpeg-sepia,gpuencode-sepia,gstreamer-sepia,gstreamer-sepia-cpuconv,ffmpeg-1977,gpuencode-1977,ffmpeg-blur8,gpuencode-blur8
 REAL=h264_aac_360p_rooftop_17s.mp4
 SECONDS_GEN=10
 FILTER_FRAMES=300
