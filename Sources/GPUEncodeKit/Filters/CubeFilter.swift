@@ -36,11 +36,8 @@ public enum Lut3DFilter {
         for i in 0..<8 { identity += [Float(i & 1), Float((i >> 1) & 1), Float(i >> 2), 1] }
         var table: FilterResource = .table3D(size: 2, data: identity)
         if cube.size3D > 0 { table = .table3D(size: cube.size3D, data: cube.table3D) }
-        // The exact sizes and ranges for `arrays` (uniforms), which sees only the prepared resources;
-        // no sampler reads this one.
         let u = uniforms(cube)
-        return ["shaper": shaper, "table": table,
-                "parameters": .image2D(width: 1, height: 1, data: .floats(u["sizes"]! + u["ranges"]!), linear: false)]
+        return ["shaper": shaper, "table": table, "sizes": .uniforms(u["sizes"]!), "ranges": .uniforms(u["ranges"]!)]
     }
 
     public static let declaration = FilterDeclaration(
@@ -107,13 +104,6 @@ public enum Lut3DFilter {
             return vec4(mix(c.rgb, x, {{p}}intensity), c.a);
         }
         """),
-        resources: { f, context in resources(try load(f, context)) },
-        arrays: { f, _, _ in
-            let built = f.resources ?? (try? f.prepared())?.resources
-            guard case .image2D(_, _, .floats(let values), _)? = built?["parameters"], values.count == 15 else {
-                return ["sizes": [0, 0, 2], "ranges": [0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1]]
-            }
-            return ["sizes": Array(values[0..<3]), "ranges": Array(values[3...])]
-        }
+        resources: { f, context in resources(try load(f, context)) }
     )
 }

@@ -111,12 +111,15 @@ public enum FilterKind: Sendable {
     case average
 }
 
-/// A texture a filter samples, made once per run.
+/// What a filter builds from its parameters and files when the preset loads, once per run: a
+/// texture it samples, or a uniform array (a tone-curve table, a .cube file's sizes).
 public enum FilterResource: Sendable {
     /// RGBA, row 0 at the top, `bytes` 8-bit or `floats` (then stored as RGBA16F/32F).
     case image2D(width: Int, height: Int, data: TexelData, linear: Bool)
     /// A 3-D RGBA table, red fastest (the .cube order).
     case table3D(size: Int, data: [Float])
+    /// `uniform float NAME[N]` or `uniform vec4 NAME[N / 4]` (four floats per element).
+    case uniforms([Float])
 }
 
 /// A picture that changes over time, owned by one renderer for one run (made and used on the

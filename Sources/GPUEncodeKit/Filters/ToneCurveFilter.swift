@@ -169,13 +169,6 @@ public enum ToneCurveFilter {
             return vec4({{p}}table[i.r].r, {{p}}table[i.g].g, {{p}}table[i.b].b, c.a);
         }
         """),
-        check: { f in
-            do { _ = try curves(f, f.context) } catch { return "\(error)" }
-            return nil
-        },
-        arrays: { f, _, _ in
-            // Checked when the preset loaded (check above), so a failure here cannot happen.
-            ["table": table((try? curves(f, f.context)) ?? [[[0, 0], [1, 1]], [[0, 0], [1, 1]], [[0, 0], [1, 1]], [[0, 0], [1, 1]]])]
-        }
+        resources: { f, context in ["table": .uniforms(table(try curves(f, context)))] }
     )
 }

@@ -91,6 +91,8 @@ class ResourceTexture {
             glTexParameteri(target, GLenum(GL_TEXTURE_MIN_FILTER), GL_LINEAR)
             glTexParameteri(target, GLenum(GL_TEXTURE_MAG_FILTER), GL_LINEAR)
             glTexParameteri(target, GLenum(GL_TEXTURE_WRAP_R), GL_CLAMP_TO_EDGE)
+        case .uniforms:
+            preconditionFailure("uniform arrays are not textures")
         }
         glTexParameteri(target, GLenum(GL_TEXTURE_WRAP_S), GL_CLAMP_TO_EDGE)
         glTexParameteri(target, GLenum(GL_TEXTURE_WRAP_T), GL_CLAMP_TO_EDGE)
@@ -175,22 +177,24 @@ final class FilterBindings {
                 }
             }
             for (name, values) in f.declaration.arrays?(f, inputSize.0, inputSize.1) ?? [:] {
-                let location = program.location(prefix + name)
-                // vec4 arrays (tables of colours) take four floats per element.
-                if program.uniformType(prefix + name) == GLenum(GL_FLOAT_VEC4) {
-                    glUniform4fv(location, GLsizei(values.count / 4), values)
-                } else {
-                    glUniform1fv(location, GLsizei(values.count), values)
-                }
+                FilterBindings.setArray(program, prefix + name, values)
             }
             if f.declaration.resources != nil {
+                let built: [String: FilterResource]
+                do { built = try f.prepared().resources ?? [:] } catch {
+                    throw GPUEncodeError(.preset, "\(f.declaration.name): \(error)")
+                }
+                for (name, resource) in built {
+                    if case .uniforms(let values) = resource { FilterBindings.setArray(program, prefix + name, values) }
+                }
                 let made: [String: ResourceTexture]
                 if let cached = resources[prefix] { made = cached } else {
-                    let built: [String: FilterResource]
-                    do { built = try f.prepared().resources ?? [:] } catch {
-                        throw GPUEncodeError(.preset, "\(f.declaration.name): \(error)")
+                    var textures: [String: ResourceTexture] = [:]
+                    for (name, resource) in built {
+                        if case .uniforms = resource { continue }
+                        textures[name] = ResourceTexture(resource)
                     }
-                    made = built.mapValues(ResourceTexture.init)
+                    made = textures
                     resources[prefix] = made
                 }
                 for (name, texture) in made.sorted(by: { $0.key < $1.key }) {
@@ -237,6 +241,17 @@ final class FilterBindings {
         for (unit, target) in nodeTextures {
             glActiveTexture(GLenum(Int32(GL_TEXTURE0) + unit))
             glBindTexture(GLenum(GL_TEXTURE_2D), target.textures[0].id)
+        }
+    }
+
+    /// A float array, or a vec4 array when the GLSL declares one (four floats per element).
+    static func setArray(_ program: ShaderProgram, _ name: String, _ values: [Float]) {
+        let location = program.location(name)
+        guard location >= 0 else { return }
+        if program.uniformType(name) == GLenum(GL_FLOAT_VEC4) {
+            glUniform4fv(location, GLsizei(values.count / 4), values)
+        } else {
+            glUniform1fv(location, GLsizei(values.count), values)
         }
     }
 
