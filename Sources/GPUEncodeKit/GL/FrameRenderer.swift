@@ -459,10 +459,7 @@ public final class FrameRenderer {
     /// `chromaFromRGBA`, so this single pass equals the RGBA path up to rounding. Sources come packed
     /// four samples per texel; chroma is interpolated by hand exactly as bilinear sampling would
     /// (left-sited columns, rows weighted 3/4 and 1/4).
-    static let packedBlockMain = """
-    layout(location = 0) out vec4 yEven;
-    layout(location = 1) out vec4 yOdd;
-    layout(location = 2) out vec4 cbcr;
+    static let packedBlockMain = nv12Block + """
     // Chroma columns 2q-1 .. 2q+2 of one row, edges repeated.
     vec4 chromaCols(highp sampler2D tex, int q, int row) {
         int odd = q & 1;
@@ -498,24 +495,14 @@ public final class FrameRenderer {
         float left1 = q == 0 ? l1.x : texelFetch(texY, ivec2(q - 1, 2 * m + 1), 0).w;
         float y0[5] = float[5](left0, l0.x, l0.y, l0.z, l0.w);
         float y1[5] = float[5](left1, l1.x, l1.y, l1.z, l1.w);
-        vec3 s[5];
-        vec4 even;
-        vec4 odd;
+        vec3 top[5];
+        vec3 bottom[5];
         for (int k = 0; k < 5; k++) {
             float x = float(4 * q + k) - 0.5;
-            vec3 a = filtered(vec3(y0[k], u0[k], v0[k]), vec2(x, float(2 * m) + 0.5) / outSize).rgb;
-            vec3 b = filtered(vec3(y1[k], u1[k], v1[k]), vec2(x, float(2 * m) + 1.5) / outSize).rgb;
-            s[k] = a + b;
-            if (k > 0) {
-                even[k - 1] = (rgbToYuv * a).x + outOffset.x;
-                odd[k - 1] = (rgbToYuv * b).x + outOffset.x;
-            }
+            top[k] = filtered(vec3(y0[k], u0[k], v0[k]), vec2(x, float(2 * m) + 0.5) / outSize).rgb;
+            bottom[k] = filtered(vec3(y1[k], u1[k], v1[k]), vec2(x, float(2 * m) + 1.5) / outSize).rgb;
         }
-        yEven = even;
-        yOdd = odd;
-        vec3 c0 = rgbToYuv * (0.125 * s[0] + 0.25 * s[1] + 0.125 * s[2]) + outOffset;
-        vec3 c1 = rgbToYuv * (0.125 * s[2] + 0.25 * s[3] + 0.125 * s[4]) + outOffset;
-        cbcr = vec4(c0.yz, c1.yz);
+        writeBlock(top, bottom);
     }
     """
 
@@ -530,33 +517,48 @@ public final class FrameRenderer {
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
     uniform ivec2 rgbaMax;
-    layout(location = 0) out vec4 yEven;
-    layout(location = 1) out vec4 yOdd;
-    layout(location = 2) out vec4 cbcr;
+    """ + nv12Block + """
     void main() {
         int q = int(gl_FragCoord.x);
         int m = int(gl_FragCoord.y);
         int r0 = min(2 * m, rgbaMax.y);
         int r1 = min(2 * m + 1, rgbaMax.y);
-        vec3 s[5];
-        vec4 even;
-        vec4 odd;
+        vec3 top[5];
+        vec3 bottom[5];
         for (int k = 0; k < 5; k++) {
             int x = clamp(4 * q - 1 + k, 0, rgbaMax.x);
-            vec3 a = texelFetch(rgbaTex, ivec2(x, r0), 0).rgb;
-            vec3 b = texelFetch(rgbaTex, ivec2(x, r1), 0).rgb;
-            s[k] = a + b;
-            if (k > 0) {
-                even[k - 1] = (rgbToYuv * a).x + outOffset.x;
-                odd[k - 1] = (rgbToYuv * b).x + outOffset.x;
-            }
+            top[k] = texelFetch(rgbaTex, ivec2(x, r0), 0).rgb;
+            bottom[k] = texelFetch(rgbaTex, ivec2(x, r1), 0).rgb;
+        }
+        writeBlock(top, bottom);
+    }
+    """
+
+    /// The NV12 writer both single-pass shaders share. A fragment owns a 4x2 block; `top` and
+    /// `bottom` are the RGB of its two rows at columns 4q-1 .. 4q+3 (the column to the left feeds
+    /// chroma only). Eight Y samples go to two RGBA8 targets (even and odd rows: the plane's bytes),
+    /// and the two left-sited chroma samples, [1/4 1/2 1/4] across x [1/2 1/2] down, as one CbCr
+    /// texel. Needs `rgbToYuv` and `outOffset`.
+    static let nv12Block = """
+    layout(location = 0) out vec4 yEven;
+    layout(location = 1) out vec4 yOdd;
+    layout(location = 2) out vec4 cbcr;
+    void writeBlock(vec3 top[5], vec3 bottom[5]) {
+        vec4 even;
+        vec4 odd;
+        for (int k = 1; k < 5; k++) {
+            even[k - 1] = (rgbToYuv * top[k]).x + outOffset.x;
+            odd[k - 1] = (rgbToYuv * bottom[k]).x + outOffset.x;
         }
         yEven = even;
         yOdd = odd;
-        vec3 c0 = rgbToYuv * (0.125 * s[0] + 0.25 * s[1] + 0.125 * s[2]) + outOffset;
-        vec3 c1 = rgbToYuv * (0.125 * s[2] + 0.25 * s[3] + 0.125 * s[4]) + outOffset;
+        vec3 s0 = top[0] + bottom[0], s1 = top[1] + bottom[1], s2 = top[2] + bottom[2];
+        vec3 s3 = top[3] + bottom[3], s4 = top[4] + bottom[4];
+        vec3 c0 = rgbToYuv * (0.125 * s0 + 0.25 * s1 + 0.125 * s2) + outOffset;
+        vec3 c1 = rgbToYuv * (0.125 * s2 + 0.25 * s3 + 0.125 * s4) + outOffset;
         cbcr = vec4(c0.yz, c1.yz);
     }
+
     """
 
     static let lumaFromRGBA = """
