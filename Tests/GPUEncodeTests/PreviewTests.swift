@@ -129,9 +129,18 @@ final class PictureOutputTests: GPUEncodeTestCase {
         let first = scratch("first.png")
         let r1 = try gpuencode([clip.path, first.path, "--preset", "grayscale"])
         XCTAssertEqual(r1.status, 0, r1.stderr)
-        let preview = scratch("preview.png")
-        XCTAssertEqual(try gpuencode(["preview", clip.path, "--preset", "grayscale", "-o", preview.path]).status, 0)
-        XCTAssertEqual(try Data(contentsOf: first), try Data(contentsOf: preview), "the first frame, as preview renders it")
+        // Against ffmpeg: the first frame decoded with BT.601 (the clip is untagged), then GPUImage's
+        // grayscale weights with colorchannelmixer.
+        let g = ".2125:.7154:.0721:0"
+        let reference = try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", clip.path, "-frames:v", "1", "-vf",
+            "scale=in_color_matrix=bt601:in_range=tv:out_range=pc:flags=bicubic+accurate_rnd+full_chroma_int,format=rgb24,colorchannelmixer=\(g):\(g):\(g)",
+            "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        let picture = try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", first.path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        XCTAssertEqual(reference.count, picture.count)
+        var squared = 0.0
+        for (a, b) in zip(reference, picture) { squared += Double((Int(a) - Int(b)) * (Int(a) - Int(b))) }
+        let psnr = 10 * log10(255 * 255 / max(squared / Double(max(reference.count, 1)), 1e-9))
+        XCTAssertGreaterThan(psnr, 35, "the first frame in grey against ffmpeg's")
         let jpeg = scratch("again.jpg")
         let r2 = try gpuencode([first.path, jpeg.path, "--preset", "sepia"])
         XCTAssertEqual(r2.status, 0, r2.stderr)
