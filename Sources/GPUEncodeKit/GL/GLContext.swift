@@ -24,6 +24,12 @@ public final class GLContext {
     public let selection: GPUSelection
 
     public init(selection: GPUSelection) throws {
+        // Creation and destruction are serialised process-wide: one EGLDisplay is shared by every
+        // context (batch jobs run several at once), and eglTerminate is not reference-counted, so
+        // a context going away must not terminate the display between another's eglInitialize
+        // and its eglMakeCurrent.
+        GLContext.lifecycle.lock()
+        defer { GLContext.lifecycle.unlock() }
         self.selection = selection
         var failures: [String] = []
         var chosen: (EGLDisplay, String)?
@@ -78,7 +84,7 @@ public final class GLContext {
         renderer = rendererName
         version = String(cString: glGetString(GLenum(GL_VERSION)))
         isSoftware = ["llvmpipe", "softpipe", "swrast"].contains { rendererName.contains($0) }
-        GLContext.live.withLock { $0 += 1 }
+        GLContext.live += 1
         counted = true
     }
 
@@ -86,14 +92,12 @@ public final class GLContext {
         eglMakeCurrent(display, nil, nil, nil)
         eglDestroyContext(display, context)
         if let pbuffer { eglDestroySurface(display, pbuffer) }
-        // eglTerminate is not reference-counted: one display is shared by every context of the
-        // process (batch jobs run several), so only the last context to go terminates it.
+        // Only the last live context terminates the shared display (see init).
         guard counted else { return }
-        let last = GLContext.live.withLock { count -> Bool in
-            count -= 1
-            return count == 0
-        }
-        if last { eglTerminate(display) }
+        GLContext.lifecycle.lock()
+        defer { GLContext.lifecycle.unlock() }
+        GLContext.live -= 1
+        if GLContext.live == 0 { eglTerminate(display) }
     }
 
     /// Makes this context current on the calling thread (it must not be current on another).
@@ -109,7 +113,9 @@ public final class GLContext {
     }
 
     /// Contexts alive in this process, and whether this one is among them (a failed init is not).
-    private static let live = Locked(0)
+    /// Guarded by `lifecycle`.
+    nonisolated(unsafe) private static var live = 0
+    private static let lifecycle = Mutex()
     private var counted = false
 
     static func eglErrorString() -> String {
@@ -181,11 +187,20 @@ enum GLContextPool {
             try context.makeCurrent()
             return context
         }
-        return try Transcoder.contextLock.withLock { _ in try GLContext(selection: selection) }
+        return try GLContext(selection: selection)
     }
 
     static func give(_ context: GLContext) {
         context.releaseCurrent()
         idle.withLock { $0.append(context) }
     }
+}
+
+/// A plain mutex for what `Locked` cannot wrap: the span of an initializer.
+final class Mutex: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+    func lock() { pthread_mutex_lock(&mutex) }
+    func unlock() { pthread_mutex_unlock(&mutex) }
 }

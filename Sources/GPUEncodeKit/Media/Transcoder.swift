@@ -407,9 +407,7 @@ public final class Transcoder {
 
     private func gpuStage() {
         defer { toEncoder.close() }
-        // The context is made and released under a process-wide lock: eglTerminate is not counted,
-        // so one job's release must not fall between another's eglInitialize and eglMakeCurrent
-        // (batch runs have a context per job thread). The renderer is gone before the release.
+        // The renderer (and its GL objects) is gone before the context is released.
         var gl: GLContext?
         defer { releaseContext(&gl) }
         do {
@@ -420,7 +418,6 @@ public final class Transcoder {
         }
     }
 
-    static let contextLock = Locked(())
 
     /// Called when the renderer is gone: back to the pool, or destroyed.
     private func releaseContext(_ gl: inout GLContext?) {
@@ -428,9 +425,7 @@ public final class Transcoder {
             gl = nil
             GLContextPool.give(context)
         } else {
-            // The last reference goes inside the lock, so eglTerminate cannot interleave with
-            // another job's eglInitialize.
-            Transcoder.contextLock.withLock { _ in gl = nil }
+            gl = nil
         }
     }
 
@@ -493,8 +488,7 @@ public final class Transcoder {
 
     private func makeContext() throws -> GLContext {
         let t0 = monotonicSeconds()
-        let context = options.reuseGPUContext ? try GLContextPool.take(options.gpu)
-            : try Transcoder.contextLock.withLock { _ in try GLContext(selection: options.gpu) }
+        let context = options.reuseGPUContext ? try GLContextPool.take(options.gpu) : try GLContext(selection: options.gpu)
         rendererName.withLock { $0 = context.renderer }
         options.log(.info, "GPU: \(context.renderer) (\(context.version); \(context.platform); ready in \(Int((monotonicSeconds() - t0) * 1000)) ms)")
         return context
