@@ -276,7 +276,7 @@ enum Manifest {
     static func read(_ path: String) throws -> [ManifestRow] {
         let text: String
         guard fileExists(path) else { throw GPUEncodeError(.input, path: path, "no such manifest") }
-        do { text = try readTextFile(path) } catch let e as FileReadError {
+        do { text = try readTextFileSafely(path, kind: .manifest) } catch let e as FileReadError {
             throw GPUEncodeError(.input, path: path, "cannot read the manifest: \(e.reason)")
         }
         let base = splitPath(path).dir

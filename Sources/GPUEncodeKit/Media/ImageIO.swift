@@ -65,7 +65,7 @@ public enum ImageIO {
 
     public static func read(_ path: String) throws -> RGBAImage {
         let bytes: [UInt8]
-        do { bytes = try readBinaryFile(path) } catch let e as FileReadError {
+        do { bytes = try readFileSafely(path, kind: .image) } catch let e as FileReadError {
             throw GPUEncodeError(.input, path: path, "cannot read: \(e.reason)")
         }
         return try decode(bytes, name: path)
