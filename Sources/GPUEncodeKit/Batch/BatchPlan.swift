@@ -88,6 +88,8 @@ public struct BatchRequest: Sendable {
     public var presetSpec = "identity"
     public var overrides = EncodeOverrides()
     public var presetDirectories: [String] = []
+    /// Folders beyond each preset's own that its file references may point into (`--allow-path`).
+    public var allowed: AllowedPaths = .none
 
     public init() {}
 
@@ -124,7 +126,7 @@ public enum BatchPlanner {
             throw GPUEncodeError(.usage, "give input files or folders, or --manifest FILE")
         }
         try checkTemplate(request.template)
-        let library = PresetLibrary(presetDirectories: request.presetDirectories)
+        let library = PresetLibrary(presetDirectories: request.presetDirectories, allowed: request.allowed)
         var presets: [String: (Preset, String)] = [:]
         func preset(_ spec: String) throws -> (Preset, String) {
             if let p = presets[spec] { return p }
