@@ -183,6 +183,9 @@ struct GPUEncode: ParsableCommand {
         if !noProgress && (stderrIsTTY || progress) { reporter = ProgressReporter(style: stderrIsTTY ? .terminal : .lines) }
         let shared = reporter
         do {
+            // Before anything opens the input: a FIFO input blocks in open until its writer comes,
+            // and SIGINT/SIGTERM must stop that as an interruption (130/143), not a read error.
+            gpuencode_install_signal_handlers()
             var duration: Double? = nil
             if splitAnimate {
                 duration = try Comparison.duration(of: input!)
@@ -228,7 +231,6 @@ struct GPUEncode: ParsableCommand {
                 shared?.interruptLine()
                 fputs("gpuencode: \(level == .warning ? "warning: " : "")\(message)\n", stderr)
             }
-            gpuencode_install_signal_handlers()
             let summary = try Transcoder.run(options)
             if verbose || stderrIsTTY {
                 let fps = Double(summary.frames) / max(summary.seconds, 1e-6)
