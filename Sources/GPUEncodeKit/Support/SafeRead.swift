@@ -18,7 +18,7 @@ struct FileReadError: Error {
 /// | shader (.frag, .glsl)        | 1 MiB   | GLSL sources are KiB; drivers choke long before        |
 /// | .cube LUT                    | 1 GiB   | a 256³ table written with 9 digits a value is ~600 MB; |
 /// |                              |         | it is parsed as it streams, so memory is the table's   |
-/// | .acv tone curve              | 64 KiB  | 5 curves of at most 256 points are 10 KiB              |
+/// | .acv tone curve              | 64 KiB  | a real one is under 200 bytes (4 curves, 19 points)    |
 /// | image (PNG, JPEG)            | 256 MiB | a 16384² PNG of noise is about that; decoded pictures  |
 /// |                              |         | are capped at 16384 x 16384 too (ImageIO)              |
 /// | batch state, report (JSON)   | 256 MiB | about a million job records                            |
