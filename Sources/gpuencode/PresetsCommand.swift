@@ -31,7 +31,12 @@ struct PresetsCommand: ParsableCommand {
         @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
 
         func run() throws {
-            let library = PresetLibrary(presetDirectories: presetDirs, allowed: (try? readAccess.allowed()) ?? .none)
+            let allowed: AllowedPaths
+            do { allowed = try readAccess.allowed() } catch let error as GPUEncodeError {
+                fputs("gpuencode: error: \(error.description)\n", stderr)
+                throw ExitCode(error.exitCode)
+            }
+            let library = PresetLibrary(presetDirectories: presetDirs, allowed: allowed)
             let entries = library.entries()
             let sources = entries.map { $0.isBuiltin ? "built-in" : $0.origin }
             let nameWidth = (entries.map(\.name.count).max() ?? 0) + 2

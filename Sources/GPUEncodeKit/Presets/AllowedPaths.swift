@@ -34,7 +34,10 @@ public struct AllowedPaths: Sendable, Equatable {
     /// The canonical path of `path` (already joined to the preset's folder) when it lies under
     /// `presetDirectory` or an allowed folder; `name` is how the preset wrote it, for the error.
     func contain(_ path: String, named name: String, presetDirectory: String) throws -> String {
-        guard let real = canonicalPath(path) else { throw FilterError("cannot read \(path): \(errnoString())") }
+        guard let real = canonicalPath(path) else {
+            let reason = errno == ENOENT ? "no such file" : errnoString()
+            throw FilterError("cannot read \(path): \(reason)")
+        }
         let home = canonicalPath(presetDirectory) ?? presetDirectory
         for root in [home] + directories where AllowedPaths.isInside(real, root) { return real }
         let resolved = real == path ? "" : " (it resolves to \(real))"
