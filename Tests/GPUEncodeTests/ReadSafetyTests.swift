@@ -114,10 +114,39 @@ final class ReadSafetyTests: GPUEncodeTestCase {
         // A missing --allow-path folder is a usage error.
         let missing = try show(url, ["--allow-path", scratch("nope").path])
         assertRefused(missing, code: ExitCode.usage, mentioning: ["nope"])
-        for command in [["preview", "-o", scratch("x.png").path], ["contact-sheet", "-o", scratch("x.png").path],
-                        ["batch", "--out-dir", scratch("out").path]] {
-            let help = try gpuencode([command[0], "--help"], timeout: guardTimeout)
-            XCTAssertTrue(help.stdout.contains("--allow-path"), "\(command[0]) --help lacks --allow-path")
+        for command in [["--help"], ["preview", "--help"], ["contact-sheet", "--help"], ["batch", "--help"], ["validate", "--help"],
+                        ["presets", "show", "--help"], ["presets", "list", "--help"]] {
+            let help = try gpuencode(command, timeout: guardTimeout)
+            XCTAssertTrue(help.stdout.contains("--allow-path"), "\(command.joined(separator: " ")) lacks --allow-path")
+        }
+    }
+
+    func testBatchChecksPresetsFromTheManifestAndTakesAllowPath() throws {
+        try write(Self.cube, to: outside.appendingPathComponent("outside.cube"))
+        let url = try preset(#"{"filter": "lut3d", "file": "../outside/outside.cube"}"#)
+        let input = scratch("in.mp4")
+        try Oracle.makeClip(input, seconds: 0.2, size: "64x48", audio: false)
+        let manifest = scratch("jobs.csv")
+        try write("input,preset\n\(input.path),\(url.path)\n", to: manifest)
+        let refused = try gpuencode(["batch", "--manifest", manifest.path, "--out-dir", scratch("out").path, "--dry-run"], timeout: guardTimeout)
+        assertRefused(refused, mentioning: ["outside the preset's folder"])
+        let allowed = try gpuencode(["batch", "--manifest", manifest.path, "--out-dir", scratch("out").path, "--dry-run",
+                                     "--allow-path", outside.path], timeout: guardTimeout)
+        XCTAssertEqual(allowed.status, 0, allowed.summary)
+    }
+
+    func testPreviewAndContactSheetRefuseAnEscapeAndTakeAllowPath() throws {
+        try write(Self.cube, to: outside.appendingPathComponent("outside.cube"))
+        let url = try preset(#"{"filter": "lut3d", "file": "../outside/outside.cube"}"#)
+        let input = scratch("in.mp4")
+        try Oracle.makeClip(input, seconds: 0.2, size: "64x48", audio: false)
+        for command in [["preview", input.path, "--preset", url.path, "-o", scratch("p.png").path],
+                        ["contact-sheet", input.path, "--presets", "identity,\(url.path)", "-o", scratch("c.png").path]] {
+            let before = listing(workDirectory)
+            assertCleanFailure(try gpuencode(command, timeout: guardTimeout), exitCodes: [ExitCode.badPreset],
+                               mentioning: ["outside the preset's folder"], outputDirectory: workDirectory, before: before)
+            let allowed = try gpuencode(command + ["--allow-path", outside.path], timeout: guardTimeout)
+            XCTAssertEqual(allowed.status, 0, "\(command[0]): \(allowed.summary)")
         }
     }
 

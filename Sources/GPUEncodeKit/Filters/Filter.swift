@@ -195,7 +195,7 @@ public struct ResourceContext: Sendable {
     public func readFile(_ path: String, kind: ReadKind) throws -> [UInt8] {
         if builtin, let embedded = BuiltinPresetSources.file(path) { return embedded }
         let checked = try checkedPath(path)
-        do { return try readFileSafely(checked, kind: kind) } catch let e as FileReadError {
+        do { return try readFileSafely(checked, kind: kind, canonical: baseDirectory != nil) } catch let e as FileReadError {
             throw FilterError("cannot read \(resolve(path)): \(e.reason)")
         }
     }
@@ -203,7 +203,7 @@ public struct ResourceContext: Sendable {
     /// A file a parameter names, opened for streaming (large files such as .cube tables).
     func openFile(_ path: String, kind: ReadKind) throws -> SafeFile {
         let checked = try checkedPath(path)
-        do { return try SafeFile(checked, kind: kind) } catch let e as FileReadError {
+        do { return try SafeFile(checked, kind: kind, canonical: baseDirectory != nil) } catch let e as FileReadError {
             throw FilterError("cannot read \(resolve(path)): \(e.reason)")
         }
     }

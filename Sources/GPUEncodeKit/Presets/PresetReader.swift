@@ -241,7 +241,7 @@ final class PresetReader {
                 errors.append(fail(ext, "extends", e.message))
                 return nil
             } catch { return nil }
-            do { text = try readTextFileSafely(checked, kind: .preset) } catch let e as FileReadError {
+            do { text = try readTextFileSafely(checked, kind: .preset, canonical: context.baseDirectory != nil) } catch let e as FileReadError {
                 errors.append(fail(ext, "extends", "cannot read \(parentOrigin): \(e.reason)"))
                 return nil
             } catch { return nil }

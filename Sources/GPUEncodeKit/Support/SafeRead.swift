@@ -66,11 +66,14 @@ final class SafeFile {
     private let fd: Int32
     private var consumed = 0
 
-    init(_ path: String, kind: ReadKind) throws {
+    /// `canonical`: the path was checked after `realpath` (see AllowedPaths), so its last component
+    /// is no symlink; O_NOFOLLOW keeps a symlink swapped in after the check from being followed.
+    init(_ path: String, kind: ReadKind, canonical: Bool = false) throws {
         self.path = path
         self.kind = kind
         var fd: Int32
-        repeat { fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        let flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (canonical ? O_NOFOLLOW : 0)
+        repeat { fd = open(path, flags) } while fd < 0 && errno == EINTR
         guard fd >= 0 else { throw FileReadError(reason: errnoString()) }
         var st = stat()
         guard fstat(fd, &st) == 0 else {
@@ -82,8 +85,7 @@ final class SafeFile {
             close(fd)
             throw FileReadError(reason: "\(SafeFile.describe(mode: st.st_mode)), not a regular file")
         }
-        let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         self.fd = fd
         self.size = Int(st.st_size)
         if let limit = kind.limit, size > limit {
@@ -139,11 +141,11 @@ final class SafeFile {
 }
 
 /// A regular file's bytes, within the kind's cap.
-func readFileSafely(_ path: String, kind: ReadKind) throws -> [UInt8] {
-    try SafeFile(path, kind: kind).readAll()
+func readFileSafely(_ path: String, kind: ReadKind, canonical: Bool = false) throws -> [UInt8] {
+    try SafeFile(path, kind: kind, canonical: canonical).readAll()
 }
 
 /// A regular file's text (invalid UTF-8 becomes U+FFFD), within the kind's cap.
-func readTextFileSafely(_ path: String, kind: ReadKind) throws -> String {
-    String(decoding: try readFileSafely(path, kind: kind), as: UTF8.self)
+func readTextFileSafely(_ path: String, kind: ReadKind, canonical: Bool = false) throws -> String {
+    String(decoding: try readFileSafely(path, kind: kind, canonical: canonical), as: UTF8.self)
 }
