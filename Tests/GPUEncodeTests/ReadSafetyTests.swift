@@ -1,4 +1,5 @@
 import Foundation
+import GPUEncodeKit
 import XCTest
 
 /// What gpuencode reads: presets only reach files under their own folder or an --allow-path one;
@@ -195,6 +196,35 @@ final class ReadSafetyTests: GPUEncodeTestCase {
                                         timeout: guardTimeout)
             assertRefused(result, mentioning: ["sparse.cube", "line"])
         }
+    }
+
+    /// The streamed parse (a chunk at a time) reads a table that spans many chunks exactly as the
+    /// whole-buffer parse does: CRLF rows, comments, a long title, no newline at the end.
+    func testStreamedCubeParseMatchesTheWholeFileParse() throws {
+        var text = "TITLE \"" + String(repeating: "t", count: 40_000) + "\"\r\n# a comment\r\nLUT_1D_SIZE 1024\r\nLUT_3D_SIZE 65\r\n"
+        let rows = 1024 + 65 * 65 * 65
+        var lines: [String] = []
+        lines.reserveCapacity(rows)
+        for i in 0..<rows {
+            let v = { (k: Int) in String(format: "%.6f", Double((i * k) % 1_000_003) / 1_000_003) }
+            lines.append("\(v(7)) \(v(13)) \(v(31))" + (i % 1000 == 0 ? " # row \(i)" : ""))
+        }
+        text += lines.joined(separator: "\r\n")
+        let bytes = Array(text.utf8)
+        XCTAssertGreaterThan(bytes.count, 4 << 20, "the table must span several 1 MiB chunks")
+        let file = presets.appendingPathComponent("big.cube")
+        try Data(bytes).write(to: file)
+        let whole = try CubeFile.parse(bytes)
+        let declaration = try XCTUnwrap(FilterRegistry.named("lut3d"))
+        let instance = try FilterInstance(declaration, values: ["file": .string("big.cube")],
+                                          context: ResourceContext(baseDirectory: presets.path)).prepared()
+        guard case .table3D(let size, let data)? = instance.resources?["table"] else {
+            return XCTFail("no 3D table: \(String(describing: instance.resources?.keys))")
+        }
+        XCTAssertEqual(size, 65)
+        XCTAssertEqual(data, whole.table3D)
+        XCTAssertEqual(whole.size1D, 1024)
+        XCTAssertEqual(whole.table1D.count, 1024 * 4)
     }
 
     func testCubeTooSmallForItsTableIsRefusedBeforeAllocating() throws {
