@@ -56,3 +56,40 @@ static enum AVPixelFormat cuda_get_format(AVCodecContext *ctx, const enum AVPixe
 void gpuencode_use_cuda_get_format(void *codec_context) {
     ((AVCodecContext *)codec_context)->get_format = cuda_get_format;
 }
+
+// ---- Opening inputs as files only (reading side) ----
+#include <libavformat/avformat.h>
+
+// libavformat polls this during blocking I/O (a FIFO's open or read): a pending SIGINT/SIGTERM makes
+// the call return AVERROR_EXIT instead of waiting on.
+static int interrupt_requested(void *opaque) {
+    (void)opaque;
+    return interrupt_signal != 0;
+}
+
+int gpuencode_open_input_file(void **format_context, const char *path) {
+    AVFormatContext *ctx = avformat_alloc_context();
+    if (!ctx) return AVERROR(ENOMEM);
+    ctx->interrupt_callback.callback = interrupt_requested;
+    ctx->interrupt_callback.opaque = NULL;
+    // Only the file protocol, also for what the demuxer opens itself (HLS segments, concat
+    // entries, image sequences): no network, no concat:/subfile:/pipe: tricks in a name.
+    AVDictionary *options = NULL;
+    av_dict_set(&options, "protocol_whitelist", "file", 0);
+    size_t n = strlen(path);
+    char *url = av_malloc(n + 6);
+    if (!url) {
+        avformat_free_context(ctx);
+        av_dict_free(&options);
+        return AVERROR(ENOMEM);
+    }
+    memcpy(url, "file:", 5);
+    memcpy(url + 5, path, n + 1);
+    int rc = avformat_open_input(&ctx, url, NULL, &options);
+    av_free(url);
+    av_dict_free(&options);
+    *format_context = rc >= 0 ? ctx : NULL;
+    return rc;
+}
+
+int gpuencode_averror_exit(void) { return AVERROR_EXIT; }

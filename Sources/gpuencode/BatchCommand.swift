@@ -73,6 +73,8 @@ struct BatchCommand: ParsableCommand {
     @Option(name: .customLong("preset-dir"), help: ArgumentHelp("A folder of NAME.json presets searched first; repeatable.", valueName: "dir"))
     var presetDirs: [String] = []
 
+    @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
+
     @Option(help: ArgumentHelp("x264 CRF, 0-51 (manifest > this > preset > 23).", valueName: "n"))
     var crf: Double?
 
@@ -178,6 +180,7 @@ struct BatchCommand: ParsableCommand {
         request.template = name
         request.presetSpec = preset
         request.presetDirectories = presetDirs
+        request.allowed = try readAccess.allowed()
         request.overrides = EncodeOverrides(crf: crf, x264Preset: x264Preset, tune: tune, bitrate: bitrate.flatMap(parseRate), keyint: keyint, profile: profile)
 
         // Everything that can be wrong with the command is found before any job starts.

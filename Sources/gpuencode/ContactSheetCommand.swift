@@ -65,6 +65,8 @@ struct ContactSheetCommand: ParsableCommand {
         if let presets, presetList(presets).isEmpty { throw ValidationError("--presets lists no preset") }
     }
 
+    @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
+
     func presetList(_ text: String) -> [String] {
         text.split(separator: ",").map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
     }
@@ -75,7 +77,8 @@ struct ContactSheetCommand: ParsableCommand {
             let selection = try resolveGPU(gpu)
             if !overwrite && access(output, F_OK) == 0 { throw GPUEncodeError(.outputCreate, path: output, "already exists (use -y to overwrite)") }
             // Every preset is loaded (and checked) before any rendering starts.
-            let list = try (presets.map(presetList) ?? ContactSheet.defaultPresets).map { try PresetLibrary(presetDirectories: presetDirs).load($0) }
+            let library = PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed())
+            let list = try (presets.map(presetList) ?? ContactSheet.defaultPresets).map { try library.load($0) }
             let session = try Preview.Session(input: input, at: at, gpu: selection)
             let verbose = self.verbose
             let (sheet, layout) = try ContactSheet.render(session, presets: list, columns: columns, tileWidth: tileWidth, gap: gap) { name in

@@ -28,8 +28,15 @@ struct PresetsCommand: ParsableCommand {
         @Option(name: .customLong("preset-dir"), help: ArgumentHelp("A folder of NAME.json presets searched before the user folder; repeatable.", valueName: "dir"))
         var presetDirs: [String] = []
 
+        @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
+
         func run() throws {
-            let library = PresetLibrary(presetDirectories: presetDirs)
+            let allowed: AllowedPaths
+            do { allowed = try readAccess.allowed() } catch let error as GPUEncodeError {
+                fputs("gpuencode: error: \(error.description)\n", stderr)
+                throw ExitCode(error.exitCode)
+            }
+            let library = PresetLibrary(presetDirectories: presetDirs, allowed: allowed)
             let entries = library.entries()
             let sources = entries.map { $0.isBuiltin ? "built-in" : $0.origin }
             let nameWidth = (entries.map(\.name.count).max() ?? 0) + 2
@@ -66,9 +73,11 @@ struct PresetsCommand: ParsableCommand {
         @Option(name: .customLong("preset-dir"), help: ArgumentHelp("A folder of NAME.json presets searched before the user folder; repeatable.", valueName: "dir"))
         var presetDirs: [String] = []
 
+        @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
+
         func run() throws {
             do {
-                let preset = try PresetLibrary(presetDirectories: presetDirs).load(name)
+                let preset = try PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed()).load(name)
                 print(PresetWriter.text(preset), terminator: "")
             } catch let error as GPUEncodeError {
                 fputs("gpuencode: error: \(error.description)\n", stderr)

@@ -37,7 +37,9 @@ struct PreviewCommand: ParsableCommand {
     @Option(name: .customLong("preset-dir"), help: ArgumentHelp("Also look for presets in this folder (repeatable).", valueName: "dir"))
     var presetDirs: [String] = []
 
-    var library: PresetLibrary { PresetLibrary(presetDirectories: presetDirs) }
+    @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
+
+    func library() throws -> PresetLibrary { PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed()) }
 
     @Option(help: ArgumentHelp("Time of the frame in seconds from the start (the first frame at or after it).", valueName: "seconds"))
     var at: Double = 0
@@ -91,7 +93,8 @@ struct PreviewCommand: ParsableCommand {
 
     /// The preset, or the comparison built from it.
     func loadPreset() throws -> Preset {
-        try comparison.apply(to: try library.load(preset), duration: nil, library: library)
+        let library = try library()
+        return try comparison.apply(to: try library.load(preset), duration: nil, library: library)
     }
 
     /// `--watch`: polls the files behind the picture and renders again when one changes.
@@ -113,7 +116,7 @@ struct PreviewCommand: ParsableCommand {
                 do {
                     let preset = try command.loadPreset()
                     files += Preview.files(of: preset)
-                    if let b = command.comparison.compareWith { files += Preview.files(of: try command.library.load(b)) }
+                    if let b = command.comparison.compareWith { files += Preview.files(of: try command.library().load(b)) }
                     let image = try session.render(preset.filters)
                     try ImageIO.write(image, to: command.output, overwrite: command.overwrite || written)
                     written = true

@@ -30,6 +30,8 @@ struct ValidateCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Which GPU compiles shaders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
     var gpu: String?
 
+    @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
+
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give one or more preset files") }
         if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
@@ -37,9 +39,14 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         var context: GLContext? = nil
+        let allowed: AllowedPaths
+        do { allowed = try readAccess.allowed() } catch let error as GPUEncodeError {
+            fputs("gpuencode: error: \(error.description)\n", stderr)
+            throw ExitCode(error.exitCode)
+        }
         var reports: [(file: String, errors: [PresetDiagnostic], warnings: [PresetDiagnostic])] = []
         for file in files {
-            let check = Preset.checkFile(file)
+            let check = Preset.checkFile(file, allowed: allowed)
             var errors = check.errors
             if let preset = check.preset, !preset.shaderDefinitions.isEmpty {
                 do {

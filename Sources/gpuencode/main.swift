@@ -122,6 +122,8 @@ struct GPUEncode: ParsableCommand {
     @Flag(name: .customLong("list-presets"), help: "List the built-in presets and exit (`gpuencode presets` lists user presets too).")
     var listPresets = false
 
+    @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
+
     @OptionGroup(title: "Comparison") var comparison: CompareOptions
 
     @Flag(name: .customLong("split-animate"), help: "With --compare: sweep the divider over the clip's duration, from all original at the start to all preset at the end.")
@@ -166,7 +168,7 @@ struct GPUEncode: ParsableCommand {
         if let n = benchmarkFilters {
             do {
                 let selection = try resolveGPU(gpu)
-                let r = try FilterBenchmark.run(input: input!, preset: try PresetLibrary(presetDirectories: presetDirs).load(preset), gpu: selection, path: path, frames: n)
+                let r = try FilterBenchmark.run(input: input!, preset: try PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed()).load(preset), gpu: selection, path: path, frames: n)
                 print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
             } catch let error as GPUEncodeError {
                 fputs("gpuencode: error: \(error.description)\n", stderr)
@@ -181,12 +183,15 @@ struct GPUEncode: ParsableCommand {
         if !noProgress && (stderrIsTTY || progress) { reporter = ProgressReporter(style: stderrIsTTY ? .terminal : .lines) }
         let shared = reporter
         do {
+            // Before anything opens the input: a FIFO input blocks in open until its writer comes,
+            // and SIGINT/SIGTERM must stop that as an interruption (130/143), not a read error.
+            gpuencode_install_signal_handlers()
             var duration: Double? = nil
             if splitAnimate {
                 duration = try Comparison.duration(of: input!)
                 if duration == nil { throw GPUEncodeError(.usage, path: input!, "the file does not tell its duration, which --split-animate needs") }
             }
-            let library = PresetLibrary(presetDirectories: presetDirs)
+            let library = PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed())
             let preset = try comparison.apply(to: try library.load(self.preset), duration: duration, animate: splitAnimate, library: library)
             if ImageIO.isImagePath(output!) {
                 // A picture out (as GPUImage's picture output): the first frame of a movie, or a
@@ -226,7 +231,6 @@ struct GPUEncode: ParsableCommand {
                 shared?.interruptLine()
                 fputs("gpuencode: \(level == .warning ? "warning: " : "")\(message)\n", stderr)
             }
-            gpuencode_install_signal_handlers()
             let summary = try Transcoder.run(options)
             if verbose || stderrIsTTY {
                 let fps = Double(summary.frames) / max(summary.seconds, 1e-6)

@@ -24,4 +24,12 @@ int gpuencode_interrupt_signal(void);
 // pointer) on the AVCodecContext that picks AV_PIX_FMT_CUDA when the decoder offers it, and the first
 // software format otherwise (a profile NVDEC cannot decode falls back to software decoding).
 void gpuencode_use_cuda_get_format(void *codec_context);
+
+// ---- Opening inputs as files only (reading side) ----
+// avformat_open_input on "file:" + path with protocol_whitelist=file and an interrupt callback that
+// reports a pending SIGINT/SIGTERM (so opening or reading a FIFO stops on a signal). On success
+// *format_context is the AVFormatContext (void * keeps libavformat out of this header); on failure
+// it is NULL and the AVERROR is returned.
+int gpuencode_open_input_file(void **format_context, const char *path);
+int gpuencode_averror_exit(void);
 #endif

@@ -88,6 +88,8 @@ public struct BatchRequest: Sendable {
     public var presetSpec = "identity"
     public var overrides = EncodeOverrides()
     public var presetDirectories: [String] = []
+    /// Folders beyond each preset's own that its file references may point into (`--allow-path`).
+    public var allowed: AllowedPaths = .none
 
     public init() {}
 
@@ -124,7 +126,7 @@ public enum BatchPlanner {
             throw GPUEncodeError(.usage, "give input files or folders, or --manifest FILE")
         }
         try checkTemplate(request.template)
-        let library = PresetLibrary(presetDirectories: request.presetDirectories)
+        let library = PresetLibrary(presetDirectories: request.presetDirectories, allowed: request.allowed)
         var presets: [String: (Preset, String)] = [:]
         func preset(_ spec: String) throws -> (Preset, String) {
             if let p = presets[spec] { return p }
@@ -276,7 +278,7 @@ enum Manifest {
     static func read(_ path: String) throws -> [ManifestRow] {
         let text: String
         guard fileExists(path) else { throw GPUEncodeError(.input, path: path, "no such manifest") }
-        do { text = try readTextFile(path) } catch let e as FileReadError {
+        do { text = try readTextFileSafely(path, kind: .manifest) } catch let e as FileReadError {
             throw GPUEncodeError(.input, path: path, "cannot read the manifest: \(e.reason)")
         }
         let base = splitPath(path).dir

@@ -206,7 +206,7 @@ public enum BatchReport {
     public static func load(_ path: String) throws -> Loaded {
         let text: String
         guard fileExists(path) else { throw GPUEncodeError(.input, path: path, "no such report") }
-        do { text = try readTextFile(path) } catch let e as FileReadError {
+        do { text = try readTextFileSafely(path, kind: .report) } catch let e as FileReadError {
             throw GPUEncodeError(.input, path: path, "cannot read: \(e.reason)")
         }
         let json: JSONValue

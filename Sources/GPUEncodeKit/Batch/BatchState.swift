@@ -28,7 +28,7 @@ public final class BatchState: @unchecked Sendable {
         var loaded: [String: JobRecord] = [:]
         if fileExists(path) {
             let text: String
-            do { text = try readTextFile(path) } catch let e as FileReadError {
+            do { text = try readTextFileSafely(path, kind: .state) } catch let e as FileReadError {
                 throw GPUEncodeError(.usage, path: path, "cannot read the state file: \(e.reason)")
             }
             let json: JSONValue

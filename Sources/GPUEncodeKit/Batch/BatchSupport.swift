@@ -32,17 +32,20 @@ public struct FNV1a64: Sendable {
 
     /// `fnv1a64:` and the hex digest of a file's bytes.
     public static func file(_ path: String) throws -> String {
-        guard let f = fopen(path, "rb") else { throw GPUEncodeError(.input, path: path, "cannot read: \(errnoString())") }
-        defer { fclose(f) }
+        // Regular files only (a FIFO input would be consumed here, a device never ends).
+        let file: SafeFile
+        do { file = try SafeFile(path, kind: .media) } catch let e as FileReadError {
+            throw GPUEncodeError(.input, path: path, "cannot read: \(e.reason)")
+        }
         var h = FNV1a64()
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         while true {
-            let n = fread(&chunk, 1, chunk.count, f)
-            if n > 0 { chunk.withUnsafeBytes { h.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) } }
-            if n < chunk.count {
-                if ferror(f) != 0 { throw GPUEncodeError(.input, path: path, "read error: \(errnoString())") }
-                break
+            let n: Int
+            do { n = try chunk.withUnsafeMutableBytes { try file.read(into: $0) } } catch let e as FileReadError {
+                throw GPUEncodeError(.input, path: path, "read error: \(e.reason)")
             }
+            if n == 0 { break }
+            chunk.withUnsafeBytes { h.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
         }
         return "fnv1a64:" + hex(h.value)
     }

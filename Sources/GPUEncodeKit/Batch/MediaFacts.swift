@@ -25,8 +25,8 @@ public struct MediaFacts: Sendable {
 
     /// Nil when the file cannot be opened (the report then has nulls; the job's own error says why).
     public static func probe(_ path: String) -> MediaFacts? {
-        var ctx: UnsafeMutablePointer<AVFormatContext>?
-        guard avformat_open_input(&ctx, path, nil, nil) >= 0, let c = ctx else { return nil }
+        guard let c = try? MediaInput.open(path) else { return nil }
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = c
         defer { avformat_close_input(&ctx) }
         guard avformat_find_stream_info(c, nil) >= 0 else { return nil }
         var facts = MediaFacts()

@@ -27,13 +27,53 @@ public struct CubeFile: Sendable {
 
     public init() {}
 
+    /// The longest line read (a TITLE, a comment); a table row needs a few dozen bytes.
+    public static let maxLineLength = 64 << 10
+
     /// Parses a file's bytes; errors name the line.
     public static func parse(_ bytes: [UInt8]) throws -> CubeFile {
         var parser = Parser()
         // strtod reads up to a character that can't continue the number: a terminator after the
         // last one keeps it inside the buffer.
         let terminated = bytes + [0]
-        try terminated.withUnsafeBufferPointer { try parser.run(UnsafeBufferPointer(rebasing: $0[0..<bytes.count])) }
+        try terminated.withUnsafeBufferPointer {
+            _ = try parser.lines(UnsafeBufferPointer(rebasing: $0[0..<bytes.count]), final: true)
+        }
+        try parser.finish()
+        return parser.cube
+    }
+
+    /// Parses a file as it is read, a chunk at a time, so that a bad header (a size over the
+    /// limits, more rows than the file can hold) fails before the body is read and memory is the
+    /// table's, not the file's.
+    static func parse(_ file: SafeFile) throws -> CubeFile {
+        var parser = Parser()
+        parser.available = file.size
+        let chunk = 1 << 20
+        // Room for a partial line carried over, a chunk, and a terminator (see parse(_ bytes:)).
+        var buffer = [UInt8](repeating: 0, count: maxLineLength + chunk + 1)
+        var filled = 0
+        var atEnd = false
+        while !atEnd {
+            let n = try buffer.withUnsafeMutableBytes { raw in
+                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled..<(filled + chunk)]))
+            }
+            atEnd = n == 0
+            filled += n
+            buffer[filled] = 0
+            let used = try buffer.withUnsafeBufferPointer {
+                try parser.lines(UnsafeBufferPointer(rebasing: $0[0..<filled]), final: atEnd)
+            }
+            let left = filled - used
+            guard left <= maxLineLength else {
+                throw parser.fail("a line longer than \(maxLineLength >> 10) KiB (is this a .cube file?)", at: parser.line + 1)
+            }
+            if left > 0 && used > 0 {
+                buffer.withUnsafeMutableBufferPointer { b in b.baseAddress!.update(from: b.baseAddress! + used, count: left) }
+            }
+            filled = left
+        }
+        try parser.finish()
         return parser.cube
     }
 
@@ -42,6 +82,8 @@ public struct CubeFile: Sendable {
         var line = 0
         var rows = 0
         var expected = 0
+        /// The file's size when known, to refuse a table it cannot hold before allocating it.
+        var available: Int? = nil
         /// Where each keyword was seen, for errors about combinations.
         var seen: [String: Int] = [:]
 
@@ -49,19 +91,22 @@ public struct CubeFile: Sendable {
             FilterError("line \(at ?? line): \(message)")
         }
 
-        mutating func run(_ bytes: UnsafeBufferPointer<UInt8>) throws {
+        /// Handles the complete lines of `bytes` (every line when `final`) and returns how many
+        /// bytes they took; the rest is a partial line to come again with more after it.
+        mutating func lines(_ bytes: UnsafeBufferPointer<UInt8>, final: Bool) throws -> Int {
             var start = 0
             let n = bytes.count
             while start < n {
                 var end = start
                 while end < n && bytes[end] != 10 { end += 1 }
+                if end == n && !final { return start }
                 line += 1
                 var e = end
                 if e > start && bytes[e - 1] == 13 { e -= 1 }
                 try handle(bytes, start, e)
                 start = end + 1
             }
-            try finish()
+            return n
         }
 
         static func isSpace(_ b: UInt8) -> Bool { b == 32 || b == 9 || b == 13 || b == 11 || b == 12 }
@@ -116,6 +161,11 @@ public struct CubeFile: Sendable {
                 }
                 try checkCombinations()
                 expected = cube.size1D + cube.size3D * cube.size3D * cube.size3D
+                // The shortest row is "0 0 0" and a newline: a file too small for the table is
+                // refused before memory is set aside for it.
+                if let available, expected * 6 - 1 > available {
+                    throw fail("\(sizeDescription) is \(expected) table rows, more than a file of \(available) bytes can hold")
+                }
                 cube.table1D.reserveCapacity(cube.size1D * 4)
                 cube.table3D.reserveCapacity(cube.size3D * cube.size3D * cube.size3D * 4)
             }

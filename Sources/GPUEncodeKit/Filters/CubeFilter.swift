@@ -9,7 +9,10 @@ public enum Lut3DFilter {
     static func load(_ f: FilterInstance, _ context: ResourceContext) throws -> CubeFile {
         let path = f.string("file")
         guard !path.isEmpty else { throw FilterError("no .cube file: give \"file\": \"look.cube\"") }
-        do { return try CubeFile.parse(context.readFile(path)) } catch let e as FilterError where !e.message.hasPrefix("cannot read") {
+        do {
+            if context.builtin { return try CubeFile.parse(context.readFile(path, kind: .cube)) }
+            return try CubeFile.parse(context.openFile(path, kind: .cube))
+        } catch let e as FilterError where !e.message.hasPrefix("cannot read") && !e.message.hasPrefix(path) {
             throw FilterError("\(path): \(e.message)")
         }
     }

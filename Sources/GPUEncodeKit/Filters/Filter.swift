@@ -157,30 +157,53 @@ public struct FilterError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// What resource builders may use: where the preset lives, so file references resolve beside it.
+/// What resource builders may use: where the preset lives, so file references resolve beside it,
+/// and where else it may read (see AllowedPaths).
 public struct ResourceContext: Sendable {
     /// The directory of the preset file, or nil for built-ins and tests (paths then resolve from the
-    /// working directory, and built-ins also find the files embedded from presets/assets).
+    /// working directory unchecked, and built-ins read only the files embedded from presets/assets).
     public var baseDirectory: String?
     public var builtin: Bool
     /// The preset's file (or `builtin:NAME`), for errors found later (shader compilation).
     public var origin: String?
+    /// Folders beyond `baseDirectory` that file references may point into (`--allow-path`).
+    public var allowed: AllowedPaths
 
-    public init(baseDirectory: String?, builtin: Bool = false, origin: String? = nil) {
+    public init(baseDirectory: String?, builtin: Bool = false, origin: String? = nil, allowed: AllowedPaths = .none) {
         self.baseDirectory = baseDirectory
         self.builtin = builtin
         self.origin = origin
+        self.allowed = allowed
     }
 
+    /// The path as written, joined to the preset's folder when relative (for messages and for
+    /// writing presets back); `checkedPath` is what to open.
     public func resolve(_ path: String) -> String {
         guard !path.hasPrefix("/"), let base = baseDirectory else { return path }
         return base + "/" + path
     }
 
-    /// The bytes of a file a parameter names.
-    public func readFile(_ path: String) throws -> [UInt8] {
+    /// The file a parameter names, canonical, when the preset may read it: under its own folder
+    /// or an allowed one, symlinks followed (a `FilterError` otherwise).
+    public func checkedPath(_ path: String) throws -> String {
+        if builtin { throw FilterError("\(path): a built-in preset reads only its own embedded files") }
+        guard let base = baseDirectory else { return path }
+        return try allowed.contain(resolve(path), named: path, presetDirectory: base)
+    }
+
+    /// The bytes of a file a parameter names: a regular file within `kind`'s size cap.
+    public func readFile(_ path: String, kind: ReadKind) throws -> [UInt8] {
         if builtin, let embedded = BuiltinPresetSources.file(path) { return embedded }
-        do { return try readBinaryFile(resolve(path)) } catch let e as FileReadError {
+        let checked = try checkedPath(path)
+        do { return try readFileSafely(checked, kind: kind, canonical: baseDirectory != nil) } catch let e as FileReadError {
+            throw FilterError("cannot read \(resolve(path)): \(e.reason)")
+        }
+    }
+
+    /// A file a parameter names, opened for streaming (large files such as .cube tables).
+    func openFile(_ path: String, kind: ReadKind) throws -> SafeFile {
+        let checked = try checkedPath(path)
+        do { return try SafeFile(checked, kind: kind, canonical: baseDirectory != nil) } catch let e as FileReadError {
             throw FilterError("cannot read \(resolve(path)): \(e.reason)")
         }
     }

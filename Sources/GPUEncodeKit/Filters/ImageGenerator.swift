@@ -50,7 +50,7 @@ public enum ImageGeneratorFilter {
             let path = f.string("file")
             guard !path.isEmpty else { throw FilterError("give the picture's file") }
             let picture: RGBAImage
-            do { picture = try ImageIO.decode(try context.readFile(path), name: context.resolve(path)) } catch let e as GPUEncodeError {
+            do { picture = try ImageIO.decode(try context.readFile(path, kind: .image), name: context.resolve(path)) } catch let e as GPUEncodeError {
                 throw FilterError(e.description)
             }
             // Premultiplied, in half floats so faint alpha keeps its colour precision.

@@ -60,7 +60,7 @@ public enum LookupFilter {
             guard !path.isEmpty else {
                 throw FilterError("no lookup image: give \"image\": \"look.png\" (`gpuencode lut identity look.png` makes one to grade)")
             }
-            let image = try LookupImage.decode(context.readFile(path), name: path)
+            let image = try LookupImage.decode(context.readFile(path, kind: .image), name: path)
             return ["table": .image2D(width: image.width, height: image.height, data: .bytes(image.pixels), linear: true)]
         }
     )

@@ -122,7 +122,7 @@ public enum ToneCurveFilter {
     public static func curves(_ f: FilterInstance, _ context: ResourceContext) throws -> [[[Double]]] {
         let acv = f.string("acv")
         if !acv.isEmpty {
-            let bytes = try context.readFile(acv)
+            let bytes = try context.readFile(acv, kind: .acv)
             do { return try ACVFile.parse(bytes) } catch let e as FilterError { throw FilterError("\(acv): \(e.message)") }
         }
         return ["rgb", "red", "green", "blue"].map { name in

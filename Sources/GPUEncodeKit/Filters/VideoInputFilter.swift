@@ -39,7 +39,7 @@ public enum VideoInputFilter {
         let path = f.string("file")
         guard !path.isEmpty else { throw FilterError("give the movie's file") }
         do {
-            return try OverlayDecoder(path: context.resolve(path), loop: f["loop"] == .bool(true), offset: f.double("offset"))
+            return try OverlayDecoder(path: try context.checkedPath(path), loop: f["loop"] == .bool(true), offset: f.double("offset"))
         } catch let e as GPUEncodeError {
             throw FilterError(e.description)
         }

@@ -37,6 +37,32 @@ public enum ImageIO {
 
     public static func isImagePath(_ path: String) -> Bool { readableExtensions.contains(pathExtension(path)) }
 
+    /// The largest picture decoded, each way: a few bytes of PNG can claim 2³¹ x 2³¹ pixels, and
+    /// the RGBA copy of 16384² is already 1 GiB. GPU texture limits are 16384 (llvmpipe) to 32768.
+    public static let maxDimension = 16384
+
+    /// The size a PNG (IHDR) or baseline/progressive JPEG (SOFn) header states, read before
+    /// decoding; nil when the header cannot be found (the decoder then says what is wrong).
+    static func headerSize(_ bytes: [UInt8]) -> (width: Int, height: Int)? {
+        func be(_ i: Int, _ n: Int) -> Int { (0..<n).reduce(0) { $0 << 8 | Int(bytes[i + $1]) } }
+        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
+            guard bytes.count >= 24 else { return nil }
+            return (be(16, 4), be(20, 4))
+        }
+        var i = 2
+        while i + 9 < bytes.count {
+            guard bytes[i] == 0xFF else { return nil }
+            let marker = bytes[i + 1]
+            if marker == 0xFF { i += 1; continue }
+            // SOF0...SOF15 except DHT (C4), JPG (C8) and DAC (CC) carry height then width.
+            if marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC {
+                return (be(i + 7, 2), be(i + 5, 2))
+            }
+            i += 2 + be(i + 2, 2)
+        }
+        return nil
+    }
+
     /// Decodes PNG or JPEG bytes (told apart by their signature) to RGBA.
     public static func decode(_ bytes: [UInt8], name: String) throws -> RGBAImage {
         let id: AVCodecID
@@ -45,11 +71,16 @@ public enum ImageIO {
         } else {
             throw GPUEncodeError(.input, path: name, "not a PNG or JPEG image")
         }
+        if let (w, h) = headerSize(bytes), w > maxDimension || h > maxDimension || w < 1 || h < 1 {
+            throw GPUEncodeError(.input, path: name, "the image claims \(w)x\(h) pixels; at most \(maxDimension)x\(maxDimension) are read")
+        }
         guard let codec = avcodec_find_decoder(id), let ctx = avcodec_alloc_context3(codec) else {
             throw GPUEncodeError(.internal, path: name, "this FFmpeg has no \(id == AV_CODEC_ID_PNG ? "PNG" : "JPEG") decoder")
         }
         var c: UnsafeMutablePointer<AVCodecContext>? = ctx
         defer { avcodec_free_context(&c) }
+        // Also for headers headerSize does not find (the decoder checks against this).
+        ctx.pointee.max_pixels = Int64(maxDimension * maxDimension)
         try check(avcodec_open2(ctx, codec, nil), .input, path: name, "opening the image decoder")
         guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
         var p: UnsafeMutablePointer<AVPacket>? = packet
@@ -65,7 +96,7 @@ public enum ImageIO {
 
     public static func read(_ path: String) throws -> RGBAImage {
         let bytes: [UInt8]
-        do { bytes = try readBinaryFile(path) } catch let e as FileReadError {
+        do { bytes = try readFileSafely(path, kind: .image) } catch let e as FileReadError {
             throw GPUEncodeError(.input, path: path, "cannot read: \(e.reason)")
         }
         return try decode(bytes, name: path)

@@ -15,12 +15,7 @@ final class InputFile {
         self.path = path
         guard fileExists(path) else { throw GPUEncodeError(.input, path: path, "no such file") }
         if isDirectory(path) { throw GPUEncodeError(.input, path: path, "is a directory, not a media file") }
-        var ctx: UnsafeMutablePointer<AVFormatContext>?
-        let rc = avformat_open_input(&ctx, path, nil, nil)
-        guard rc >= 0, let ctx else {
-            let reason = rc == AVERROR_INVALIDDATA_VALUE ? "not a media file libavformat can read" : averrorString(rc)
-            throw GPUEncodeError(.input, path: path, reason)
-        }
+        let ctx = try MediaInput.open(path)
         format = ctx
         do {
             (videoIndex, decoder, hardware) = try InputFile.openVideoDecoder(ctx, path: path, threads: threads, hwaccel: hwaccel, log: log)
@@ -34,13 +29,16 @@ final class InputFile {
     private static func openVideoDecoder(_ ctx: UnsafeMutablePointer<AVFormatContext>, path: String, threads: Int,
                                          hwaccel: HardwareAcceleration, log: @escaping @Sendable (LogLevel, String) -> Void) throws
         -> (Int32, UnsafeMutablePointer<AVCodecContext>, HardwareDecoder?) {
-        try check(avformat_find_stream_info(ctx, nil), .input, path: path, "cannot read stream information")
+        let info = avformat_find_stream_info(ctx, nil)
+        if info < 0, let interrupted = MediaInput.interruption(path: path) { throw interrupted }
+        try check(info, .input, path: path, "cannot read stream information")
         let best = av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard best >= 0 else {
             throw GPUEncodeError(.input, path: path, "no video stream (gpuencode filters video; audio-only files have nothing to filter)")
         }
         let stream = ctx.pointee.streams[Int(best)]!
         let par = stream.pointee.codecpar!
+        try MediaInput.checkCodec(par.pointee.codec_id, path: path)
         guard let codec = avcodec_find_decoder(par.pointee.codec_id) else {
             throw GPUEncodeError(.input, path: path, "no decoder for video codec \(String(cString: avcodec_get_name(par.pointee.codec_id)))")
         }

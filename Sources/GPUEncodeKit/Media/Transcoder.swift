@@ -381,6 +381,10 @@ public final class Transcoder {
             let rc = av_read_frame(input.format, packet)
             if rc == AVERROR_EOF_VALUE { break }
             if rc < 0 {
+                // A signal stops a read blocked on a FIFO through the interrupt callback: that is
+                // the interruption, not the end of the file.
+                checkInterrupt()
+                if failed { break }
                 options.log(.warning, "\(options.input): read error (\(averrorString(rc))); treating it as the end of the file")
                 break
             }

@@ -57,8 +57,9 @@ public struct Preset: Sendable {
 
     /// A built-in name (`sepia`) or a path (anything with a `/` or ending in `.json`). User presets
     /// are found through `PresetLibrary`.
-    public static func load(_ spec: String) throws -> Preset {
-        if isPath(spec) { return try loadFile(spec) }
+    /// `allowed`: folders beyond the preset's own that its file references may point into.
+    public static func load(_ spec: String, allowed: AllowedPaths = .none) throws -> Preset {
+        if isPath(spec) { return try loadFile(spec, allowed: allowed) }
         guard let json = builtinSource(spec) else {
             let hint = suggestion(for: spec, among: builtinNames).map { " (did you mean \"\($0)\"?)" } ?? ""
             throw GPUEncodeError(.preset, path: spec,
@@ -67,17 +68,17 @@ public struct Preset: Sendable {
         return try parse(json: json, origin: "builtin:\(spec)")
     }
 
-    public static func loadFile(_ path: String) throws -> Preset {
+    public static func loadFile(_ path: String, allowed: AllowedPaths = .none) throws -> Preset {
         let text: String
-        do { text = try readTextFile(path) } catch let e as FileReadError {
+        do { text = try readTextFileSafely(path, kind: .preset) } catch let e as FileReadError {
             throw GPUEncodeError(.preset, path: path, "cannot read preset: \(e.reason)")
         }
-        return try parse(json: text, origin: path)
+        return try parse(json: text, origin: path, allowed: allowed)
     }
 
     /// Parses and validates; throws the first error as a `GPUEncodeError` (exit 67).
-    public static func parse(json text: String, origin: String) throws -> Preset {
-        let result = check(json: text, origin: origin)
+    public static func parse(json text: String, origin: String, allowed: AllowedPaths = .none) throws -> Preset {
+        let result = check(json: text, origin: origin, allowed: allowed)
         if let first = result.errors.first { throw first.error }
         guard let preset = result.preset else { throw GPUEncodeError(.preset, path: origin, "invalid preset") }
         return preset
@@ -85,8 +86,8 @@ public struct Preset: Sendable {
 
     /// Parses and validates, collecting every error it can find rather than stopping at the first.
     /// `preset` is nil when there are errors.
-    public static func check(json text: String, origin: String) -> PresetCheck {
-        let reader = PresetReader(origin: origin, extendsChain: [])
+    public static func check(json text: String, origin: String, allowed: AllowedPaths = .none) -> PresetCheck {
+        let reader = PresetReader(origin: origin, extendsChain: [], allowed: allowed)
         let preset = reader.read(text: text)
         // In file order (a parent's errors, from `extends`, first), whatever order they were found in.
         func ordered(_ list: [PresetDiagnostic]) -> [PresetDiagnostic] {
@@ -100,14 +101,14 @@ public struct Preset: Sendable {
     }
 
     /// `check` for a file on disk (a read failure is an error of its own).
-    public static func checkFile(_ path: String) -> PresetCheck {
+    public static func checkFile(_ path: String, allowed: AllowedPaths = .none) -> PresetCheck {
         let text: String
-        do { text = try readTextFile(path) } catch let e as FileReadError {
+        do { text = try readTextFileSafely(path, kind: .preset) } catch let e as FileReadError {
             return PresetCheck(preset: nil, errors: [PresetDiagnostic(.error, file: path, line: 0, column: 0, path: "", "cannot read preset: \(e.reason)")], warnings: [])
         } catch {
             return PresetCheck(preset: nil, errors: [PresetDiagnostic(.error, file: path, line: 0, column: 0, path: "", "cannot read preset: \(error)")], warnings: [])
         }
-        return check(json: text, origin: path)
+        return check(json: text, origin: path, allowed: allowed)
     }
 }
 

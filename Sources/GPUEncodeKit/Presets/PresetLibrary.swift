@@ -11,11 +11,14 @@ import Glibc
 public struct PresetLibrary: Sendable {
     /// The folders searched before the built-ins, first to last.
     public let directories: [String]
+    /// Folders beyond each preset's own that its file references may point into (`--allow-path`).
+    public let allowed: AllowedPaths
 
-    public init(presetDirectories: [String] = [], includeUserDirectory: Bool = true) {
+    public init(presetDirectories: [String] = [], includeUserDirectory: Bool = true, allowed: AllowedPaths = .none) {
         var dirs = presetDirectories
         if includeUserDirectory, let user = PresetLibrary.userDirectory { dirs.append(user) }
         directories = dirs
+        self.allowed = allowed
     }
 
     /// `$XDG_CONFIG_HOME/gpuencode/presets`, or `$HOME/.config/gpuencode/presets`.
@@ -67,7 +70,7 @@ public struct PresetLibrary: Sendable {
         for c in candidates {
             let check = c.origin.hasPrefix("builtin:")
                 ? Preset.check(json: Preset.builtinSource(String(c.origin.dropFirst(8))) ?? "", origin: c.origin)
-                : Preset.checkFile(c.origin)
+                : Preset.checkFile(c.origin, allowed: allowed)
             let description = check.preset?.description ?? "invalid: \(check.errors.first?.located ?? "does not load")"
             let shadow = winner[c.name]
             if shadow == nil { winner[c.name] = c.origin }
@@ -105,6 +108,6 @@ public struct PresetLibrary: Sendable {
     public func load(_ spec: String) throws -> Preset {
         let origin = try resolve(spec)
         if origin.hasPrefix("builtin:") { return try Preset.load(String(origin.dropFirst(8))) }
-        return try Preset.loadFile(origin)
+        return try Preset.loadFile(origin, allowed: allowed)
     }
 }

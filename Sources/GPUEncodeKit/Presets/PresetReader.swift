@@ -28,10 +28,13 @@ final class PresetReader {
     let extendsChain: [String]
     var errors: [PresetDiagnostic] = []
     var warnings: [PresetDiagnostic] = []
+    /// Folders beyond the preset's own that its file references may point into.
+    let allowed: AllowedPaths
 
-    init(origin: String, extendsChain: [String]) {
+    init(origin: String, extendsChain: [String], allowed: AllowedPaths = .none) {
         self.origin = origin
         self.extendsChain = extendsChain
+        self.allowed = allowed
     }
 
     func fail(_ value: JSONValue, _ path: String, _ message: String) -> PresetDiagnostic {
@@ -76,7 +79,7 @@ final class PresetReader {
 
     var context: ResourceContext {
         if origin.hasPrefix("builtin:") { return ResourceContext(baseDirectory: nil, builtin: true, origin: origin) }
-        return ResourceContext(baseDirectory: splitPath(origin).dir, origin: origin)
+        return ResourceContext(baseDirectory: splitPath(origin).dir, origin: origin, allowed: allowed)
     }
 
     static func isIdentifier(_ s: String) -> Bool {
@@ -231,8 +234,14 @@ final class PresetReader {
             var spec = Substring(spec)
             while spec.hasPrefix("./") { spec = spec.dropFirst(2) }
             let relative = String(spec)
-            parentOrigin = relative.hasPrefix("/") || origin.hasPrefix("builtin:") ? relative : context.resolve(relative)
-            do { text = try readTextFile(parentOrigin) } catch let e as FileReadError {
+            parentOrigin = context.resolve(relative)
+            // The parent is a file the preset reads like any other: inside its folder or an allowed one.
+            let checked: String
+            do { checked = try context.checkedPath(relative) } catch let e as FilterError {
+                errors.append(fail(ext, "extends", e.message))
+                return nil
+            } catch { return nil }
+            do { text = try readTextFileSafely(checked, kind: .preset, canonical: context.baseDirectory != nil) } catch let e as FileReadError {
                 errors.append(fail(ext, "extends", "cannot read \(parentOrigin): \(e.reason)"))
                 return nil
             } catch { return nil }
@@ -249,7 +258,7 @@ final class PresetReader {
             errors.append(fail(ext, "extends", "extends cycle: \((chain[i...] + [parentOrigin]).joined(separator: " -> "))"))
             return nil
         }
-        let reader = PresetReader(origin: parentOrigin, extendsChain: chain)
+        let reader = PresetReader(origin: parentOrigin, extendsChain: chain, allowed: allowed)
         let preset = reader.read(text: text)
         errors.append(contentsOf: reader.errors)
         guard reader.errors.isEmpty, let preset else { return nil }
@@ -456,7 +465,7 @@ final class PresetReader {
             if value["file"] != nil { throw fail(value, path, "shader: give \"source\" or \"file\", not both") }
         } else if let f = value["file"] {
             let file = try string(f, path + ".file")
-            do { source = String(decoding: try context.readFile(file), as: UTF8.self) } catch let e as FilterError {
+            do { source = String(decoding: try context.readFile(file, kind: .shader), as: UTF8.self) } catch let e as FilterError {
                 throw fail(f, path + ".file", e.message)
             }
             sourceName = file

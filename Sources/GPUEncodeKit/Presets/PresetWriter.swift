@@ -81,7 +81,7 @@ public enum PresetFile {
 
     /// The text of a preset file; a read failure is a preset error naming it (exit 67).
     public static func read(_ path: String) throws -> String {
-        do { return try readTextFile(path) } catch let e as FileReadError {
+        do { return try readTextFileSafely(path, kind: .preset) } catch let e as FileReadError {
             throw GPUEncodeError(.preset, path: path, "cannot read preset: \(e.reason)")
         }
     }

@@ -1,31 +1,7 @@
 import Glibc
 
-struct FileReadError: Error {
-    let reason: String
-}
-
 func errnoString(_ code: Int32 = errno) -> String {
     String(cString: strerror(code))
-}
-
-func readTextFile(_ path: String) throws -> String {
-    String(decoding: try readBinaryFile(path), as: UTF8.self)
-}
-
-func readBinaryFile(_ path: String) throws -> [UInt8] {
-    guard let f = fopen(path, "rb") else { throw FileReadError(reason: errnoString()) }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&chunk, 1, chunk.count, f)
-        if n > 0 { bytes.append(contentsOf: chunk[0..<n]) }
-        if n < chunk.count {
-            if ferror(f) != 0 { throw FileReadError(reason: errnoString()) }
-            break
-        }
-    }
-    return bytes
 }
 
 /// Identity of a file on disk, to refuse writing over the input through another path.
