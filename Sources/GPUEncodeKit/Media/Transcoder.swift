@@ -351,6 +351,7 @@ public final class Transcoder {
         }
 
         var warnedRepair = false
+        var copiedOrder = CopiedPacketOrder(format: output.format.pointee.oformat)
 
         func receiveFrames() -> Bool {
             while true {
@@ -399,6 +400,12 @@ public final class Transcoder {
                 av_packet_rescale_ts(packet, input.stream(index).pointee.time_base, out.pointee.time_base)
                 packet.pointee.stream_index = outIndex
                 packet.pointee.pos = -1
+                guard copiedOrder.admit(packet) else {
+                    if copiedOrder.dropped == 1 {
+                        options.log(.warning, "\(options.input): stream \(index) timestamps go backwards; packets at or before a time already written are dropped")
+                    }
+                    continue
+                }
                 do { try output.write(packet) } catch let e as GPUEncodeError { fail(e); return } catch { return }
             }
         }
