@@ -66,20 +66,20 @@ else
   echo "batch: $(ls "$OUT"/outs/*.mp4 | wc -l) files written"
 fi
 
-awk -F'\t' '
-  { m = int($1 / 60); v[m] = v[m] " " $2; n[m]++ }
-  END {
-    printf "%-8s %8s %10s %10s %10s\n", "minute", "samples", "min MB", "median MB", "max MB"
-    for (k = 0; k in n; k++) {
-      c = split(substr(v[k], 2), a, " "); asort(a)
-      printf "%-8d %8d %10.1f %10.1f %10.1f\n", k + 1, c, a[1] / 1024, a[int((c + 1) / 2)] / 1024, a[c] / 1024
-      med[k] = a[int((c + 1) / 2)]; last = k
-    }
-    base = (1 in med) ? med[1] : med[0]
-    ratio = med[last] / base
-    printf "last-minute median / second-minute median: %.3f\n", ratio
-    exit (ratio > 1.10) ? 1 : 0
-  }' "$samples"
+# Per minute: sample count, min, median and max (sort, not gawk's asort: Debian's awk is mawk).
+printf "%-8s %8s %10s %10s %10s\n" minute samples "min MB" "median MB" "max MB"
+medians=()
+for m in $(cut -f1 "$samples" | awk '{print int($1 / 60)}' | sort -n | uniq); do
+  vals=$(awk -F'\t' -v m="$m" 'int($1 / 60) == m {print $2}' "$samples" | sort -n)
+  c=$(echo "$vals" | wc -l)
+  med=$(echo "$vals" | sed -n "$(( (c + 1) / 2 ))p")
+  medians+=("$med")
+  printf "%-8d %8d %10.1f %10.1f %10.1f\n" $(( m + 1 )) "$c" "$(echo "$vals" | head -n1)e-3" "${med}e-3" "$(echo "$vals" | tail -n1)e-3"
+done
+n=${#medians[@]}
+base=${medians[$(( n > 1 ? 1 : 0 ))]}
+last=${medians[$(( n - 1 ))]}
+awk -v a="$last" -v b="$base" 'BEGIN { r = a / b; printf "last-minute median / second-minute median: %.3f\n", r; exit (r > 1.10) ? 1 : 0 }'
 flat=$?
 frames=$(ffprobe -v error -count_packets -select_streams v:0 -show_entries stream=nb_read_packets -of csv=p=0 "$check" 2>/dev/null)
 echo "gpuencode exit $rc; $check: ${frames:-no} video packets"
