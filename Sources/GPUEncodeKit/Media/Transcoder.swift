@@ -108,7 +108,7 @@ public final class Transcoder {
         input = try InputFile(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
         mediaStart = input.startSeconds
         mediaDuration = input.durationSeconds
-        output = try OutputFile(path: o.output)
+        output = try OutputFile(path: o.output, overwrite: o.overwrite)
         let bypass = o.preset.filters.isEmpty
         usesGPU = !bypass
         // The GL context is made on the GPU stage's own thread, in parallel with opening the

@@ -1,0 +1,148 @@
+import CShim
+import Glibc
+
+/// A hidden temporary beside an output, created so that nothing at its name is ever followed or
+/// reused: O_CREAT|O_EXCL|O_NOFOLLOW under a name nobody can predict. A symlink planted in a shared
+/// folder (/tmp, a CI cache, a shared volume) therefore can neither redirect our writes nor become
+/// the output. The name is short and does not grow with the output's (names near NAME_MAX work) and
+/// carries our PID, so a later run can remove the temporaries of killed processes (`removeStale`).
+struct TemporaryFile {
+    static let prefix = ".gpuencode-"
+    static let suffix = ".partial"
+
+    let path: String
+    let fd: Int32
+    /// The file we created, to make sure cleanup removes ours and not something put in its place.
+    private let identity: (dev: UInt, ino: UInt)
+
+    /// Creates the temporary in `dir`; `target` is the output it stands for (for error messages).
+    init(in dir: String, for target: String) throws {
+        var attempt = 0
+        while true {
+            // 64 random bits: a name that exists already is someone else's (or a trap); try another.
+            let name = "\(TemporaryFile.prefix)\(getpid())-\(hex16(UInt64.random(in: .min ... .max)))\(TemporaryFile.suffix)"
+            let candidate = dir == "/" ? "/\(name)" : "\(dir)/\(name)"
+            let rc = gpuencode_create_exclusive(candidate)
+            if rc >= 0 {
+                var st = stat()
+                fstat(rc, &st)
+                path = candidate
+                fd = rc
+                identity = (UInt(st.st_dev), UInt(st.st_ino))
+                return
+            }
+            attempt += 1
+            if -rc != EEXIST || attempt >= 16 {
+                throw GPUEncodeError(.outputCreate, path: target, "cannot create a file in \(dir): \(errnoString(-rc))")
+            }
+        }
+    }
+
+    /// Closes the descriptor; false (errno set) when the close reports a delayed write error.
+    func close() -> Bool { Glibc.close(fd) == 0 }
+
+    /// Removes the temporary if the name still holds the file we created.
+    func remove() {
+        var st = stat()
+        guard lstat(path, &st) == 0, UInt(st.st_dev) == identity.dev, UInt(st.st_ino) == identity.ino else { return }
+        unlink(path)
+    }
+
+    /// Moves the finished temporary to `finalPath`. Without `overwrite`, a file that appeared at
+    /// `finalPath` since the start (another gpuencode writing the same output) is never replaced:
+    /// this run loses with 73 and removes its temporary. With `overwrite`, rename(2) replaces it.
+    func commit(to finalPath: String, overwrite: Bool) throws {
+        if overwrite {
+            guard rename(path, finalPath) == 0 else {
+                let reason = errnoString()
+                remove()
+                throw GPUEncodeError(.outputCreate, path: finalPath, "cannot move the finished file into place: \(reason)")
+            }
+            return
+        }
+        let rc = gpuencode_rename_noreplace(path, finalPath)
+        guard rc == 0 else {
+            remove()
+            if -rc == EEXIST {
+                throw GPUEncodeError(.outputCreate, path: finalPath, "appeared while this run was writing it (another writer?); not replaced, nothing written (use -y to overwrite)")
+            }
+            throw GPUEncodeError(.outputCreate, path: finalPath, "cannot move the finished file into place: \(errnoString(-rc))")
+        }
+    }
+
+    /// Removes the temporaries that killed runs (SIGKILL, the OOM killer, a power cut) left in `dir`:
+    /// only names of our exact pattern, only regular files (never following a link), and only when
+    /// the PID in the name is no longer a live process. A PID that was reused by an unrelated
+    /// process keeps its file until that process ends: safe, never wrong. `legacyBase` also removes
+    /// the older `.NAME.PID.partial` of that one output.
+    static func removeStale(in dir: String, legacyBase: String? = nil) {
+        guard let d = opendir(dir) else { return }
+        defer { closedir(d) }
+        let fdDir = dirfd(d)
+        while let entry = readdir(d) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let pid = stalePID(name, legacyBase: legacyBase), pid != getpid() else { continue }
+            var st = stat()
+            guard fstatat(fdDir, name, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            unlinkat(fdDir, name, 0)
+        }
+    }
+
+    /// The PID in a temporary's name when the name is exactly one of ours, else nil.
+    static func stalePID(_ name: String, legacyBase: String?) -> pid_t? {
+        var digits: Substring
+        if name.hasPrefix(prefix) && name.hasSuffix(suffix) {
+            let core = name.dropFirst(prefix.count).dropLast(suffix.count)
+            let parts = core.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[1].count == 16, parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
+            digits = parts[0]
+        } else if let base = legacyBase, name.hasPrefix(".\(base).") && name.hasSuffix(suffix) {
+            digits = name.dropFirst(base.utf8.count + 2).dropLast(suffix.count)
+        } else {
+            return nil
+        }
+        guard !digits.isEmpty, digits.count <= 10, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+              let value = Int32(digits), value > 0 else { return nil }
+        return value
+    }
+}
+
+private func hex16(_ v: UInt64) -> String {
+    let s = String(v, radix: 16)
+    return String(repeating: "0", count: 16 - s.count) + s
+}
+
+/// Writes a whole file through a hidden temporary beside it and a rename, so readers never see a
+/// partial file; refuses to replace an existing one unless `overwrite`, including one that another
+/// writer put there while we were writing (exit 73, nothing left behind).
+func writeFileAtomically(_ bytes: [UInt8], to path: String, overwrite: Bool) throws {
+    let (dir, _) = splitPath(path)
+    guard isDirectory(dir) else { throw GPUEncodeError(.outputCreate, path: path, "directory \(dir) does not exist") }
+    if !overwrite && fileExists(path) {
+        throw GPUEncodeError(.outputCreate, path: path, "already exists (use -y to overwrite)")
+    }
+    TemporaryFile.removeStale(in: dir)
+    let temp = try TemporaryFile(in: dir, for: path)
+    var offset = 0
+    var failure: Int32 = 0
+    bytes.withUnsafeBytes { raw in
+        while offset < raw.count {
+            let n = write(temp.fd, raw.baseAddress! + offset, raw.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                failure = errno
+                return
+            }
+            offset += n
+        }
+    }
+    if !temp.close() && failure == 0 { failure = errno }
+    guard failure == 0 else {
+        temp.remove()
+        throw GPUEncodeError(.encode, path: path, "writing failed: \(errnoString(failure))")
+    }
+    try temp.commit(to: path, overwrite: overwrite)
+}
