@@ -230,7 +230,7 @@ struct BatchCommand: ParsableCommand {
         MediaLog.setLevel(verbose: verbose)
         gpuencode_install_signal_handlers()
         let runner = BatchRunner(jobs: jobs, options: options, state: batchState, observer: display)
-        let outcome = runner.run()
+        let outcome = try runner.run()
 
         // State and reports are written whatever happened, interruption included.
         var writeErrors: [GPUEncodeError] = []
@@ -254,7 +254,7 @@ struct BatchCommand: ParsableCommand {
         for e in writeErrors { fputs("gpuencode: error: \(e.description)\n", stderr) }
 
         if let signal = outcome.interruptedBy {
-            fputs("gpuencode: error: batch interrupted by \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): \(ok) ok, \(outcome.failed) stopped or failed, \(skipped) not run; the state and reports are written, rerun to finish\n", stderr)
+            fputs("gpuencode: error: batch interrupted by \(signalName(signal)): \(ok) ok, \(outcome.failed) stopped or failed, \(skipped) not run; the state and reports are written, rerun to finish\n", stderr)
             throw ExitCode(GPUEncodeError(.interrupted(signal: signal), "").exitCode)
         }
         if outcome.failed > 0 {

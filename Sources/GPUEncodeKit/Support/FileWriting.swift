@@ -146,3 +146,15 @@ func writeFileAtomically(_ bytes: [UInt8], to path: String, overwrite: Bool) thr
     }
     try temp.commit(to: path, overwrite: overwrite)
 }
+
+/// "SIGTERM" for 15 etc., for messages about the signal that stopped a run.
+public func signalName(_ sig: Int32) -> String {
+    switch sig {
+    case SIGINT: return "SIGINT"
+    case SIGTERM: return "SIGTERM"
+    case SIGHUP: return "SIGHUP"
+    case SIGPIPE: return "SIGPIPE"
+    case SIGXFSZ: return "SIGXFSZ"
+    default: return "signal \(sig)"
+    }
+}
