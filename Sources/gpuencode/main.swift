@@ -248,7 +248,10 @@ extension GPUEncode {
             throw GPUEncodeError(.usage, path: output!, "is the input file; write to another file")
         }
         let result = try Preview.render(input: input!, preset: preset, at: 0, gpu: try resolveGPU(gpu))
-        try ImageIO.write(result.image, to: output!, overwrite: overwrite)
+        // From here until the picture is in place, SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ remove the
+        // temporary and exit 128+signal instead of leaving it (before, the default action is harmless).
+        gpuencode_install_signal_handlers()
+        try ImageIO.write(result.image, to: output!, overwrite: overwrite, stopIfInterrupted: true)
         if verbose {
             fputs("gpuencode: wrote \(output!): \(result.image.width)x\(result.image.height) picture with preset \(preset.name) on \(result.renderer)\n", stderr)
         }

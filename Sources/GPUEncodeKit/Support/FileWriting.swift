@@ -117,8 +117,17 @@ private func hex16(_ v: UInt64) -> String {
 
 /// Writes a whole file through a hidden temporary beside it and a rename, so readers never see a
 /// partial file; refuses to replace an existing one unless `overwrite`, including one that another
-/// writer put there while we were writing (exit 73, nothing left behind).
-func writeFileAtomically(_ bytes: [UInt8], to path: String, overwrite: Bool) throws {
+/// writer put there while we were writing (exit 73, nothing left behind). With `stopIfInterrupted`
+/// (commands that install the SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ handlers and write one file),
+/// a signal that arrived before the rename stops it: the temporary goes, nothing is written, and
+/// the error carries 128+signal. State and reports pass false: they must be saved on interruption.
+func writeFileAtomically(_ bytes: [UInt8], to path: String, overwrite: Bool, stopIfInterrupted: Bool = false) throws {
+    func checkSignal() throws {
+        let sig = gpuencode_interrupt_signal()
+        guard stopIfInterrupted, sig != 0 else { return }
+        throw GPUEncodeError(.interrupted(signal: sig), path: path, "interrupted by \(signalName(sig)); nothing written")
+    }
+    try checkSignal()
     let (dir, _) = splitPath(path)
     guard isDirectory(dir) else { throw GPUEncodeError(.outputCreate, path: path, "directory \(dir) does not exist") }
     if !overwrite && fileExists(path) {
@@ -143,6 +152,10 @@ func writeFileAtomically(_ bytes: [UInt8], to path: String, overwrite: Bool) thr
     guard failure == 0 else {
         temp.remove()
         throw GPUEncodeError(.encode, path: path, "writing failed: \(errnoString(failure))")
+    }
+    do { try checkSignal() } catch {
+        temp.remove()
+        throw error
     }
     try temp.commit(to: path, overwrite: overwrite)
 }
