@@ -68,7 +68,7 @@ struct GPUEncode: ParsableCommand {
     @Option(name: .customLong("preset-dir"), help: ArgumentHelp("A folder of NAME.json presets searched before ~/.config/gpuencode/presets and the built-ins; repeatable.", valueName: "dir"))
     var presetDirs: [String] = []
 
-    @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists.")
+    @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists, or if another writer creates it while this run writes.")
     var overwrite = false
 
     @Option(help: ArgumentHelp("x264 constant rate factor, 0 (lossless) to 51; lower is better and bigger (default: the preset's, else 23).", valueName: "n"))
