@@ -127,7 +127,7 @@ final class FileSafetyTests: GPUEncodeTestCase {
             planted.append(out.appendingPathComponent(".out.png.\(pid).partial"))
         }
         // Our own (live) PID in the new pattern: neither followed nor removed as stale.
-        planted.append(out.appendingPathComponent(".gpuencode-\(getpid())-00000000000000ff.partial"))
+        planted.append(out.appendingPathComponent(".gpuencode-\(getpid())-\(TemporaryFile.namespaceTag())-00000000000000ff.partial"))
         for link in planted { try FileManager.default.createSymbolicLink(at: link, withDestinationURL: victim) }
 
         let video = try gpuencode([input.path, out.appendingPathComponent("out.mp4").path, "--preset", "sepia", "--x264-preset", "ultrafast"])
@@ -236,17 +236,25 @@ final class FileSafetyTests: GPUEncodeTestCase {
         let out = try makeOutputFolder()
         let victim = try makeVictim()
         let dead = try deadPID()
-        let stale = [".gpuencode-\(dead)-0123456789abcdef.partial", ".out.mp4.\(dead).partial"]
+        let tag = TemporaryFile.namespaceTag()
+        let otherTag = tag == "00000000" ? "11111111" : "00000000"
+        let stale = [".gpuencode-\(dead)-\(tag)-0123456789abcdef.partial", ".out.mp4.\(dead).partial"]
         let kept = [
-            ".gpuencode-\(getpid())-0123456789abcdef.partial",   // a live run's
-            ".gpuencode-\(dead)-0123456789ABCDEF.partial",       // not exactly our pattern
-            ".gpuencode-\(dead)-0123.partial",
-            ".other.mp4.\(dead).partial",                         // another output's old-style name
-            "gpuencode-\(dead)-0123456789abcdef.partial",
+            ".gpuencode-\(getpid())-\(tag)-0123456789abcdef.partial",  // a live run's
+            ".gpuencode-\(dead)-\(otherTag)-0123456789abcdef.partial", // another PID namespace's: its PIDs are not ours to judge
+            ".gpuencode-\(dead)-\(tag)-0123456789ABCDEF.partial",      // not exactly our pattern
+            ".gpuencode-\(dead)-\(tag)-0123.partial",
+            ".gpuencode-\(dead)-0123456789abcdef.partial",
+            ".other.mp4.\(dead).partial",                               // another output's old-style name
+            "gpuencode-\(dead)-\(tag)-0123456789abcdef.partial",
+            ".out.mp4.\(try deadPID()).partial",                        // old-style, but written recently
         ]
         for name in stale + kept { try Data("x".utf8).write(to: out.appendingPathComponent(name)) }
+        // The old-style name carries no namespace: it goes only after an hour without a write.
+        let hoursAgo = Date(timeIntervalSinceNow: -7200)
+        try FileManager.default.setAttributes([.modificationDate: hoursAgo], ofItemAtPath: out.appendingPathComponent(stale[1]).path)
         // A link with a stale-looking name is not a regular file: left alone, never followed.
-        let link = out.appendingPathComponent(".gpuencode-\(dead)-fedcba9876543210.partial")
+        let link = out.appendingPathComponent(".gpuencode-\(dead)-\(tag)-fedcba9876543210.partial")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: victim)
 
         let result = try gpuencode([input.path, out.appendingPathComponent("out.mp4").path, "--x264-preset", "ultrafast"])
@@ -259,7 +267,7 @@ final class FileSafetyTests: GPUEncodeTestCase {
     func testStaleTemporaryRemovedByAPictureWrite() throws {
         let out = try makeOutputFolder()
         let dead = try deadPID()
-        let stale = ".gpuencode-\(dead)-00000000deadbeef.partial"
+        let stale = ".gpuencode-\(dead)-\(TemporaryFile.namespaceTag())-00000000deadbeef.partial"
         try Data("x".utf8).write(to: out.appendingPathComponent(stale))
         let result = try gpuencode(["lut", "identity", out.appendingPathComponent("lut.png").path])
         XCTAssertEqual(result.status, ExitCode.ok, result.summary)

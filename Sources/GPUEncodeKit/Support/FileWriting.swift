@@ -5,7 +5,9 @@ import Glibc
 /// reused: O_CREAT|O_EXCL|O_NOFOLLOW under a name nobody can predict. A symlink planted in a shared
 /// folder (/tmp, a CI cache, a shared volume) therefore can neither redirect our writes nor become
 /// the output. The name is short and does not grow with the output's (names near NAME_MAX work) and
-/// carries our PID, so a later run can remove the temporaries of killed processes (`removeStale`).
+/// carries our PID and a tag of our PID namespace and boot, so a later run can remove the
+/// temporaries of killed processes (`removeStale`): `.gpuencode-PID-TAG-RANDOM.partial`, 55 bytes
+/// at most.
 struct TemporaryFile {
     static let prefix = ".gpuencode-"
     static let suffix = ".partial"
@@ -20,7 +22,7 @@ struct TemporaryFile {
         var attempt = 0
         while true {
             // 64 random bits: a name that exists already is someone else's (or a trap); try another.
-            let name = "\(TemporaryFile.prefix)\(getpid())-\(hex16(UInt64.random(in: .min ... .max)))\(TemporaryFile.suffix)"
+            let name = "\(TemporaryFile.prefix)\(getpid())-\(TemporaryFile.namespaceTag())-\(hex16(UInt64.random(in: .min ... .max)))\(TemporaryFile.suffix)"
             let candidate = dir == "/" ? "/\(name)" : "\(dir)/\(name)"
             let rc = gpuencode_create_exclusive(candidate)
             if rc >= 0 {
@@ -72,41 +74,74 @@ struct TemporaryFile {
 
     /// Removes the temporaries that killed runs (SIGKILL, the OOM killer, a power cut) left in `dir`:
     /// only names of our exact pattern, only regular files (never following a link), and only when
-    /// the PID in the name is no longer a live process. A PID that was reused by an unrelated
-    /// process keeps its file until that process ends: safe, never wrong. `legacyBase` also removes
-    /// the older `.NAME.PID.partial` of that one output.
+    /// the PID in the name is no longer a live process. PIDs mean something only within one PID
+    /// namespace of one boot: a temporary whose tag is not ours (another container or machine on a
+    /// shared volume, whose live writer we cannot see) is never touched. A PID reused by an
+    /// unrelated process keeps its file until that process ends: safe, never wrong. `legacyBase`
+    /// also removes the older `.NAME.PID.partial` of that one output, which has no tag: only when
+    /// untouched for an hour as well (no live writer goes that long without writing).
     static func removeStale(in dir: String, legacyBase: String? = nil) {
         guard let d = opendir(dir) else { return }
         defer { closedir(d) }
         let fdDir = dirfd(d)
+        let ours = namespaceTag()
         while let entry = readdir(d) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            guard let pid = stalePID(name, legacyBase: legacyBase), pid != getpid() else { continue }
+            guard let (pid, tag) = parseName(name, legacyBase: legacyBase), pid != getpid() else { continue }
             var st = stat()
             guard fstatat(fdDir, name, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            if let tag {
+                guard tag == ours else { continue }
+            } else {
+                guard Int(st.st_mtim.tv_sec) < Int(time(nil)) - 3600 else { continue }
+            }
             guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
             unlinkat(fdDir, name, 0)
         }
     }
 
-    /// The PID in a temporary's name when the name is exactly one of ours, else nil.
-    static func stalePID(_ name: String, legacyBase: String?) -> pid_t? {
-        var digits: Substring
+    /// PID and namespace tag of a temporary's name when the name is exactly one of ours (tag nil
+    /// for the legacy `.NAME.PID.partial` of `legacyBase`), else nil.
+    static func parseName(_ name: String, legacyBase: String?) -> (pid: pid_t, tag: String?)? {
+        func isLowerHex(_ s: Substring, count: Int) -> Bool {
+            s.utf8.count == count && s.allSatisfy { $0.isHexDigit && !$0.isUppercase }
+        }
+        let digits: Substring
+        var tag: String?
         if name.hasPrefix(prefix) && name.hasSuffix(suffix) {
             let core = name.dropFirst(prefix.count).dropLast(suffix.count)
             let parts = core.split(separator: "-", omittingEmptySubsequences: false)
-            guard parts.count == 2, parts[1].count == 16, parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
+            guard parts.count == 3, isLowerHex(parts[1], count: 8), isLowerHex(parts[2], count: 16) else { return nil }
             digits = parts[0]
+            tag = String(parts[1])
         } else if let base = legacyBase, name.hasPrefix(".\(base).") && name.hasSuffix(suffix) {
-            digits = name.dropFirst(base.utf8.count + 2).dropLast(suffix.count)
+            digits = name.dropFirst(base.count + 2).dropLast(suffix.count)
         } else {
             return nil
         }
         guard !digits.isEmpty, digits.count <= 10, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
               let value = Int32(digits), value > 0 else { return nil }
-        return value
+        return (value, tag)
+    }
+
+    /// 8 hex digits naming this boot (kernel boot_id), PID namespace (its inode) and host: PIDs
+    /// are comparable only between temporaries with the same tag.
+    static func namespaceTag() -> String {
+        var h = FNV1a64()
+        var st = stat()
+        if stat("/proc/self/ns/pid", &st) == 0 { h.update("pidns:\(st.st_dev):\(st.st_ino)\n") }
+        let fd = Glibc.open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let n = Glibc.read(fd, &buffer, buffer.count)
+            Glibc.close(fd)
+            if n > 0 { h.update("boot:" + String(decoding: buffer[0..<n], as: UTF8.self)) }
+        }
+        var host = [CChar](repeating: 0, count: 256)
+        if gethostname(&host, host.count - 1) == 0 { h.update("host:" + String(cString: host)) }
+        return String(FNV1a64.hex(h.value).suffix(8))
     }
 }
 
