@@ -35,8 +35,21 @@ void gpuencode_install_signal_handlers(void) {
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* The handler only sets a flag, so a run stuck where the flag is never polled (a driver thread
+       that never returns) would ignore Ctrl-C forever. SA_RESETHAND: a second SIGINT/SIGTERM/SIGHUP
+       takes the default action and ends the process at once, as ffmpeg's repeated Ctrl-C does; a
+       temporary it leaves is removed by the next run (stale-temporary cleanup). */
+    struct sigaction once = sa;
+    once.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &once, NULL);
+    sigaction(SIGTERM, &once, NULL);
+    sigaction(SIGHUP, &once, NULL);
+    /* A closed terminal or dropped SSH session (SIGHUP), a closed pipe on stdout/stderr (SIGPIPE:
+       the write fails with EPIPE instead) and RLIMIT_FSIZE (SIGXFSZ: the write fails with EFBIG)
+       stop the run the same way, so the temporary is removed rather than left by the default action. */
+    /* SIGPIPE and SIGXFSZ repeat with every failed write, so they keep the flag-only handler. */
+    sigaction(SIGPIPE, &sa, NULL);
+    sigaction(SIGXFSZ, &sa, NULL);
 }
 
 int gpuencode_interrupt_signal(void) { return interrupt_signal; }
@@ -93,3 +106,84 @@ int gpuencode_open_input_file(void **format_context, const char *path) {
 }
 
 int gpuencode_averror_exit(void) { return AVERROR_EXIT; }
+
+/* ---- Safe file writing (issue 10: temporaries, no-replace rename, muxing onto our own fd) ---- */
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/fs.h>
+#include <libavformat/avio.h>
+#include <libavutil/mem.h>
+
+int gpuencode_create_exclusive(const char *path) {
+    /* O_EXCL refuses any existing name, a planted symlink included (O_NOFOLLOW says so twice);
+       the mode is filtered by the umask like any new file's. */
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    return fd >= 0 ? fd : -errno;
+}
+
+int gpuencode_rename_noreplace(const char *from, const char *to) {
+    /* The raw system call: glibc declares renameat2 only under _GNU_SOURCE. */
+    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+    int e = errno;
+    if (e != EINVAL && e != ENOSYS && e != ENOTSUP) return -e;
+    /* Filesystems without RENAME_NOREPLACE: link(2) fails with EEXIST just as atomically. */
+    if (link(from, to) != 0) return -errno;
+    if (unlink(from) != 0) return -errno;
+    return 0;
+}
+
+static int fd_write(void *opaque, uint8_t *buf, int size) {
+    int fd = (int)(intptr_t)opaque;
+    int done = 0;
+    while (done < size) {
+        ssize_t n = write(fd, buf + done, (size_t)(size - done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return AVERROR(errno);
+        }
+        done += (int)n;
+    }
+    return done;
+}
+
+static int fd_read(void *opaque, uint8_t *buf, int size) {
+    int fd = (int)(intptr_t)opaque;
+    for (;;) {
+        ssize_t n = read(fd, buf, (size_t)size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return AVERROR(errno);
+        return n == 0 ? AVERROR_EOF : (int)n;
+    }
+}
+
+static int64_t fd_seek(void *opaque, int64_t offset, int whence) {
+    int fd = (int)(intptr_t)opaque;
+    if (whence == AVSEEK_SIZE) {
+        struct stat st;
+        return fstat(fd, &st) == 0 ? (int64_t)st.st_size : AVERROR(errno);
+    }
+    off_t r = lseek(fd, (off_t)offset, whence & ~AVSEEK_FORCE);
+    return r < 0 ? AVERROR(errno) : (int64_t)r;
+}
+
+void *gpuencode_avio_open_fd(int fd) {
+    const int size = 65536;
+    unsigned char *buffer = av_malloc(size);
+    if (!buffer) return NULL;
+    AVIOContext *pb = avio_alloc_context(buffer, size, 1, (void *)(intptr_t)fd, fd_read, fd_write, fd_seek);
+    if (!pb) { av_free(buffer); return NULL; }
+    pb->seekable = AVIO_SEEKABLE_NORMAL;
+    return pb;
+}
+
+int gpuencode_avio_close_fd(void *context) {
+    AVIOContext *pb = context;
+    if (!pb) return 0;
+    avio_flush(pb);
+    int error = pb->error;
+    av_freep(&pb->buffer);
+    avio_context_free(&pb);
+    return error;
+}

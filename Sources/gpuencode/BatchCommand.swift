@@ -15,13 +15,17 @@ struct BatchCommand: ParsableCommand {
         the manifest's output column. Two jobs writing one file is an error before anything runs.
 
         NAME TEMPLATE (--name, default {stem}.mp4): {name} the input's file name, {stem} without its
-        extension, {ext} its extension, {preset} the preset's name; e.g. {stem}-{preset}.mkv.
+        extension, {ext} its extension, {preset} the preset's name; e.g. {stem}-{preset}.mkv. A name
+        must stay inside --out-dir: absolute names and `..` (written or expanded) are refused (64).
 
         RESUME: outputs appear only when complete, and each finished job is recorded (input size and
         mtime, or content hash with --hash; preset digest; settings; gpuencode version) in
         .gpuencode-state.json in --out-dir (or --state FILE). A rerun skips outputs that are up to date,
         redoes the ones whose input, preset or settings changed, and stops at outputs it does not know
-        unless --skip-existing (keep them) or --force (redo everything).
+        unless --skip-existing (keep them) or --force (redo everything). Jobs are keyed by the output's
+        real path, so `--out-dir out`, `./out` or a symlink to it are the same jobs. Batches may share
+        one state file: each save locks FILE.lock and merges the records on disk with its own. A
+        state file with another formatVersion or a malformed entry is an error (66), never ignored.
 
         SHARDS: --shard INDEX/COUNT (INDEX from 1) runs the jobs whose stable hash of input path and
         preset falls in that shard, so adding a file moves no other job. Without --shard, the CI's
@@ -37,9 +41,10 @@ struct BatchCommand: ParsableCommand {
         stderr (events start, progress once a second per job, end, done). --progress none for quiet.
 
         EXIT CODES: 0 every job ok or skipped; 80 some jobs failed (--continue-on-error, the default,
-        runs the rest; --fail-fast stops at the first); 130/143 interrupted by SIGINT/SIGTERM (running
-        jobs stopped, their temporary files removed, state and reports written); 64/66/67 a usage,
-        input or preset error before anything ran. docs/ci.md and docs/report.md have the details.
+        runs the rest; --fail-fast stops at the first); 130/143 interrupted by SIGINT/SIGTERM, 129/141/
+        153 by SIGHUP/SIGPIPE/SIGXFSZ (running jobs stopped, their temporary files removed, state and
+        reports written); 64/66/67 a usage, input (or unreadable state file) or preset error before
+        anything ran. docs/ci.md and docs/report.md have the details.
 
         EXAMPLES:
           gpuencode batch clips/ --recursive --out-dir out --preset sepia --report report.json --junit report.xml
@@ -233,7 +238,7 @@ struct BatchCommand: ParsableCommand {
         MediaLog.setLevel(verbose: verbose)
         gpuencode_install_signal_handlers()
         let runner = BatchRunner(jobs: jobs, options: options, state: batchState, observer: display)
-        let outcome = runner.run()
+        let outcome = try runner.run()
 
         // State and reports are written whatever happened, interruption included.
         var writeErrors: [GPUEncodeError] = []
@@ -257,7 +262,7 @@ struct BatchCommand: ParsableCommand {
         for e in writeErrors { fputs("gpuencode: error: \(e.description)\n", stderr) }
 
         if let signal = outcome.interruptedBy {
-            fputs("gpuencode: error: batch interrupted by \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): \(ok) ok, \(outcome.failed) stopped or failed, \(skipped) not run; the state and reports are written, rerun to finish\n", stderr)
+            fputs("gpuencode: error: batch interrupted by \(signalName(signal)): \(ok) ok, \(outcome.failed) stopped or failed, \(skipped) not run; the state and reports are written, rerun to finish\n", stderr)
             throw ExitCode(GPUEncodeError(.interrupted(signal: signal), "").exitCode)
         }
         if outcome.failed > 0 {

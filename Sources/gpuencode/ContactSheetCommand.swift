@@ -1,4 +1,5 @@
 import ArgumentParser
+import CShim
 import GPUEncodeKit
 import Glibc
 
@@ -84,7 +85,10 @@ struct ContactSheetCommand: ParsableCommand {
             let (sheet, layout) = try ContactSheet.render(session, presets: list, columns: columns, tileWidth: tileWidth, gap: gap) { name in
                 if verbose { fputs("gpuencode: tile \(name)\n", stderr) }
             }
-            try ImageIO.write(sheet, to: output, overwrite: overwrite)
+            // From here until the picture is in place, SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ remove the
+            // temporary and exit 128+signal instead of leaving it (before, the default action is harmless).
+            gpuencode_install_signal_handlers()
+            try ImageIO.write(sheet, to: output, overwrite: overwrite, stopIfInterrupted: true)
             if verbose {
                 let when = session.time.map { "frame at \(String(Double(Int($0 * 1000)) / 1000)) s" } ?? "still image"
                 fputs("gpuencode: wrote \(output): \(sheet.width)x\(sheet.height), \(list.count) presets in \(layout.columns)x\(layout.rows) tiles of \(layout.tileWidth)x\(layout.tileHeight), \(when), \(session.renderer)\n", stderr)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CShim
 import Glibc
 import GPUEncodeKit
 
@@ -33,7 +34,8 @@ struct LutCommand: ParsableCommand {
 
     func run() throws {
         do {
-            try ImageIO.write(LookupImage.identity(), to: output, overwrite: overwrite)
+            gpuencode_install_signal_handlers()
+            try ImageIO.write(LookupImage.identity(), to: output, overwrite: overwrite, stopIfInterrupted: true)
         } catch let error as GPUEncodeError {
             fputs("gpuencode: error: \(error.description)\n", stderr)
             throw ExitCode(error.exitCode)

@@ -80,7 +80,10 @@ struct PreviewCommand: ParsableCommand {
             let preset = try loadPreset()
             let session = try Preview.Session(input: input, at: at, gpu: selection)
             let image = try session.render(preset.filters)
-            try ImageIO.write(image, to: output, overwrite: overwrite)
+            // From here until the picture is in place, SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ remove the
+            // temporary and exit 128+signal instead of leaving it (before, the default action is harmless).
+            gpuencode_install_signal_handlers()
+            try ImageIO.write(image, to: output, overwrite: overwrite, stopIfInterrupted: true)
             if verbose {
                 let when = session.time.map { "frame at \(String(Double(Int($0 * 1000)) / 1000)) s" } ?? "still image"
                 fputs("gpuencode: wrote \(output): \(image.width)x\(image.height), \(when), preset \(preset.name), \(session.renderer)\n", stderr)

@@ -68,7 +68,7 @@ struct GPUEncode: ParsableCommand {
     @Option(name: .customLong("preset-dir"), help: ArgumentHelp("A folder of NAME.json presets searched before ~/.config/gpuencode/presets and the built-ins; repeatable.", valueName: "dir"))
     var presetDirs: [String] = []
 
-    @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists.")
+    @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists, or if another writer creates it while this run writes.")
     var overwrite = false
 
     @Option(help: ArgumentHelp("x264 constant rate factor, 0 (lossless) to 51; lower is better and bigger (default: the preset's, else 23).", valueName: "n"))
@@ -252,7 +252,10 @@ extension GPUEncode {
             throw GPUEncodeError(.usage, path: output!, "is the input file; write to another file")
         }
         let result = try Preview.render(input: input!, preset: preset, at: 0, gpu: try resolveGPU(gpu))
-        try ImageIO.write(result.image, to: output!, overwrite: overwrite)
+        // From here until the picture is in place, SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ remove the
+        // temporary and exit 128+signal instead of leaving it (before, the default action is harmless).
+        gpuencode_install_signal_handlers()
+        try ImageIO.write(result.image, to: output!, overwrite: overwrite, stopIfInterrupted: true)
         if verbose {
             fputs("gpuencode: wrote \(output!): \(result.image.width)x\(result.image.height) picture with preset \(preset.name) on \(result.renderer)\n", stderr)
         }

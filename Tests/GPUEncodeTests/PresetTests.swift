@@ -77,9 +77,9 @@ final class PresetTests: XCTestCase {
 
 /// The pipeline's queues must hold at most their capacity, whatever the producer does.
 final class BoundedQueueTests: XCTestCase {
-    func testQueueNeverExceedsCapacity() {
+    func testQueueNeverExceedsCapacity() throws {
         let queue = BoundedQueue<Int>(capacity: 3)
-        let consumer = WorkerThread(name: "consumer") {
+        let consumer = try WorkerThread(name: "consumer") {
             var received: [Int] = []
             while let v = queue.pop() {
                 received.append(v)
@@ -94,10 +94,10 @@ final class BoundedQueueTests: XCTestCase {
         XCTAssertEqual(queue.highWaterMark, 3, "a fast producer should have filled the queue")
     }
 
-    func testCloseReleasesBlockedProducer() {
+    func testCloseReleasesBlockedProducer() throws {
         let queue = BoundedQueue<Int>(capacity: 1)
         XCTAssertTrue(queue.push(1))
-        let producer = WorkerThread(name: "producer") { XCTAssertFalse(queue.push(2)) }
+        let producer = try WorkerThread(name: "producer") { XCTAssertFalse(queue.push(2)) }
         usleep(20000)
         queue.close()
         producer.join()

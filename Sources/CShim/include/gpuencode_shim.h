@@ -16,7 +16,7 @@ void gpuencode_log(void *avcl, int level, const char *message);
 // Routes libav* log lines at or above `level` to stderr with a prefix; below it they are dropped.
 void gpuencode_set_log_level(int level);
 
-// SIGINT/SIGTERM set a flag that the transcode loop polls; the handler does nothing else.
+// SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ set a flag that the transcode loop polls; the handler does nothing else.
 void gpuencode_install_signal_handlers(void);
 int gpuencode_interrupt_signal(void);
 
@@ -32,4 +32,17 @@ void gpuencode_use_cuda_get_format(void *codec_context);
 // it is NULL and the AVERROR is returned.
 int gpuencode_open_input_file(void **format_context, const char *path);
 int gpuencode_averror_exit(void);
+
+// ---- Safe file writing (issue 10) ----
+// open(O_RDWR|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0666): the fd, or -errno. Never follows or reuses
+// an existing name.
+int gpuencode_create_exclusive(const char *path);
+// rename that fails with -EEXIST instead of replacing `to` (renameat2 RENAME_NOREPLACE; link+unlink
+// where the filesystem lacks it). 0 or -errno.
+int gpuencode_rename_noreplace(const char *from, const char *to);
+// An AVIOContext (returned as void*) that writes, seeks and reads on `fd`, which stays the caller's
+// to close; the muxer then never opens the output by name for writing.
+void *gpuencode_avio_open_fd(int fd);
+// Flushes and frees a context from gpuencode_avio_open_fd; returns its first write error (0 if none).
+int gpuencode_avio_close_fd(void *context);
 #endif

@@ -177,7 +177,13 @@ public enum BatchPlanner {
                 guard let outDir = request.outDir else {
                     throw GPUEncodeError(.usage, path: d.origin, "no output for \(d.input): give --out-dir (or an output column in the manifest)")
                 }
-                output = joinPath(joinPath(outDir, d.relativeDir), try render(request.template, input: d.input, preset: p, presetSpec: d.presetSpec))
+                let name = try render(request.template, input: d.input, preset: p, presetSpec: d.presetSpec)
+                // The template passed checkTemplate, but a field can expand to `..` (an input named
+                // `...mp4` has the stem `..`): the expansion itself must stay under --out-dir.
+                if escapesFolder(name) {
+                    throw GPUEncodeError(.usage, path: d.input, "--name \"\(request.template)\" gives \"\(name)\", which leaves --out-dir; names must stay inside it")
+                }
+                output = joinPath(joinPath(outDir, d.relativeDir), name)
             }
             let ext = pathExtension(output)
             guard BatchRequest.outputExtensions.contains(ext) else {
@@ -201,6 +207,9 @@ public enum BatchPlanner {
     static func checkTemplate(_ template: String) throws {
         if template.isEmpty || template.hasSuffix("/") { throw GPUEncodeError(.usage, "--name \"\(template)\" must name a file") }
         if template.hasPrefix("/") { throw GPUEncodeError(.usage, "--name \"\(template)\" must be relative to --out-dir") }
+        if escapesFolder(template) {
+            throw GPUEncodeError(.usage, "--name \"\(template)\" must stay inside --out-dir (no \"..\" in the name)")
+        }
         var rest = Substring(template)
         while let open = rest.firstIndex(of: "{") {
             guard let close = rest[open...].firstIndex(of: "}") else {
@@ -212,6 +221,12 @@ public enum BatchPlanner {
             }
             rest = rest[rest.index(after: close)...]
         }
+    }
+
+    /// Whether a relative name could leave the folder it is joined to: an absolute path or any
+    /// `..` component (refused outright rather than resolved, so that no spelling slips through).
+    static func escapesFolder(_ name: String) -> Bool {
+        name.hasPrefix("/") || name.split(separator: "/", omittingEmptySubsequences: true).contains("..")
     }
 
     /// `{name}` the input's file name, `{stem}` without its extension, `{ext}` its extension (no

@@ -67,12 +67,20 @@ public final class BatchRunner: @unchecked Sendable {
 
     private var stopping: Bool { stop.withLock { $0 } || gpuencode_interrupt_signal() != 0 }
 
-    public func run() -> BatchOutcome {
+    /// Throws only when not even one worker thread can be started; with fewer threads than
+    /// --jobs asked for, the batch runs on those it has (a warning says so).
+    public func run() throws -> BatchOutcome {
         let started = monotonicSeconds()
         let workers = max(1, min(options.jobs, jobs.count))
         var threads: [WorkerThread] = []
         for w in 1...workers {
-            threads.append(WorkerThread(name: "gpuencode-job\(w)") { [self] in work(worker: w) })
+            do {
+                threads.append(try WorkerThread(name: "gpuencode-job\(w)") { [self] in work(worker: w) })
+            } catch let e as GPUEncodeError {
+                if threads.isEmpty { throw e }
+                options.log(.warning, "\(e.message); running \(threads.count) jobs at once instead of \(workers)")
+                break
+            }
         }
         threads.forEach { $0.join() }
         let signal = gpuencode_interrupt_signal()

@@ -17,50 +17,96 @@ public struct JobRecord: Sendable, Equatable {
 
 /// `.gpuencode-state.json` (or `--state FILE`): finished jobs by output path. Written through a
 /// temporary and a rename after every job, so a crash or a kill leaves the last good copy.
+///
+/// Several batches may share one state file (shards of one plan, two people, two CI jobs): every
+/// save re-reads the file under an exclusive lock and writes the records on disk merged with the
+/// ones this run set, so no batch loses another's records. Jobs are keyed by the canonical output
+/// path (the real path of its folder + the file name): `--out-dir out` and `--out-dir ./out` or a
+/// symlinked spelling of the same folder are the same job.
+///
+/// A state file that is not one of ours, has an unknown `formatVersion` or a malformed entry is an
+/// error (exit 66, like any input that cannot be used) rather than silently redoing or skipping work.
 public final class BatchState: @unchecked Sendable {
     public static let formatVersion = 1
     public let path: String
     private let records: Locked<[String: JobRecord]>
+    /// What this run set or removed, by key: what a save lays over the records on disk.
+    private let changes = Locked<[String: JobRecord?]>([:])
 
-    /// An unreadable or foreign file is an error (64) rather than silently redoing everything.
     public init(path: String) throws {
         self.path = path
-        var loaded: [String: JobRecord] = [:]
-        if fileExists(path) {
-            let text: String
-            do { text = try readTextFileSafely(path, kind: .state) } catch let e as FileReadError {
-                throw GPUEncodeError(.usage, path: path, "cannot read the state file: \(e.reason)")
-            }
-            let json: JSONValue
-            do { json = try JSONParser.parse(text) } catch let e as JSONSyntaxError {
-                throw GPUEncodeError(.usage, path: path, "\(e.line):\(e.column): not a gpuencode state file (\(e.message)); delete it to start over")
-            }
-            guard json["format"]?.stringValue == "gpuencode-batch-state", let jobs = json["jobs"]?.objectMembers else {
-                throw GPUEncodeError(.usage, path: path, "not a gpuencode state file (no \"format\": \"gpuencode-batch-state\"); delete it or pick another --state")
-            }
-            for m in jobs {
-                let v = m.value
-                guard let input = v["input"]?.stringValue, let size = v["inputSize"]?.numberValue, let mtime = v["inputMtime"]?.stringValue.flatMap({ Int64($0) }),
-                      let preset = v["presetDigest"]?.stringValue, let settings = v["settingsDigest"]?.stringValue,
-                      let version = v["version"]?.stringValue else { continue }
-                loaded[m.key] = JobRecord(input: input, inputSize: Int64(size), inputMtime: mtime, inputHash: v["inputHash"]?.stringValue,
-                                          presetDigest: preset, settingsDigest: settings, version: version,
-                                          finishedAt: v["finishedAt"]?.stringValue ?? "")
-            }
-        }
-        records = Locked(loaded)
+        records = Locked(try BatchState.load(path))
     }
 
-    public func record(for output: String) -> JobRecord? { records.withLock { $0[output] } }
+    /// The records in the file at `path` (none when it does not exist), keyed canonically.
+    static func load(_ path: String) throws -> [String: JobRecord] {
+        guard fileExists(path) else { return [:] }
+        let text: String
+        do { text = try readTextFileSafely(path, kind: .state) } catch let e as FileReadError {
+            throw GPUEncodeError(.input, path: path, "cannot read the state file: \(e.reason)")
+        }
+        let json: JSONValue
+        do { json = try JSONParser.parse(text) } catch let e as JSONSyntaxError {
+            throw GPUEncodeError(.input, path: path, "\(e.line):\(e.column): not a gpuencode state file (\(e.message)); delete it to start over")
+        }
+        guard json["format"]?.stringValue == "gpuencode-batch-state", let jobs = json["jobs"]?.objectMembers else {
+            throw GPUEncodeError(.input, path: path, "not a gpuencode state file (no \"format\": \"gpuencode-batch-state\"); delete it or pick another --state")
+        }
+        guard let version = json["formatVersion"]?.numberValue, version == Double(formatVersion) else {
+            let found = json["formatVersion"].map { v -> String in
+                guard let n = v.numberValue else { return "(not a number)" }
+                return n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n)
+            } ?? "(missing)"
+            throw GPUEncodeError(.input, path: path, "state file formatVersion \(found) is not \(formatVersion), the one this gpuencode \(GPUEncodeVersion.string) reads; use the gpuencode that wrote it, or delete the file to start over")
+        }
+        var loaded: [String: JobRecord] = [:]
+        for m in jobs {
+            let v = m.value
+            guard let input = v["input"]?.stringValue, let size = v["inputSize"]?.numberValue, size >= 0, size < 9.0e18, size == size.rounded(),
+                  let mtime = v["inputMtime"]?.stringValue.flatMap({ Int64($0) }),
+                  let preset = v["presetDigest"]?.stringValue, let settings = v["settingsDigest"]?.stringValue,
+                  let version = v["version"]?.stringValue, !m.key.isEmpty else {
+                throw GPUEncodeError(.input, path: path, "malformed entry \"\(m.key)\" in the state file (each job needs input, inputSize, inputMtime, presetDigest, settingsDigest and version); delete the file to start over")
+            }
+            loaded[key(for: m.key)] = JobRecord(input: input, inputSize: Int64(size), inputMtime: mtime, inputHash: v["inputHash"]?.stringValue,
+                                                presetDigest: preset, settingsDigest: settings, version: version,
+                                                finishedAt: v["finishedAt"]?.stringValue ?? "")
+        }
+        return loaded
+    }
+
+    /// The canonical path of an output: its folder's real path (symlinks, `.` and `..` resolved;
+    /// the nearest existing ancestor when the folder is not made yet) and the file name.
+    public static func key(for output: String) -> String {
+        canonicalOutputPath(output)
+    }
+
+    public func record(for output: String) -> JobRecord? {
+        let key = BatchState.key(for: output)
+        return records.withLock { $0[key] }
+    }
 
     public func set(_ record: JobRecord?, for output: String) {
-        records.withLock { $0[output] = record }
+        let key = BatchState.key(for: output)
+        records.withLock { $0[key] = record }
+        changes.withLock { $0[key] = .some(record) }
     }
 
     public var count: Int { records.withLock { $0.count } }
 
+    /// Read-modify-write under an exclusive flock (`STATE.lock`): the records on disk (another
+    /// batch's included) with this run's changes laid over them.
     public func save() throws {
-        let snapshot = records.withLock { $0 }
+        try makeDirectories(splitPath(path).dir)
+        try withFileLock(for: path) {
+            var merged = try BatchState.load(path)
+            for (key, record) in changes.withLock({ $0 }) { merged[key] = record }
+            records.withLock { $0 = merged }
+            try write(merged)
+        }
+    }
+
+    private func write(_ snapshot: [String: JobRecord]) throws {
         let jobs = snapshot.keys.sorted().map { key -> (String, JSONValue) in
             let r = snapshot[key]!
             return (key, .obj([

@@ -115,6 +115,25 @@ func absolutePath(_ path: String) -> String {
     return normalizePath(cwd + "/" + path)
 }
 
+/// The path with its folder resolved to a real path (symlinks, `.` and `..`), keeping the file
+/// name as it is; a folder not made yet resolves through its nearest existing ancestor.
+func canonicalOutputPath(_ path: String) -> String {
+    let (dir, base) = splitPath(absolutePath(path))
+    var existing = dir
+    var missing: [String] = []
+    while true {
+        if let real = realpath(existing, nil) {
+            defer { free(real) }
+            let resolved = String(cString: real)
+            return joinPath(missing.isEmpty ? resolved : joinPath(resolved, missing.joined(separator: "/")), base)
+        }
+        if existing == "/" || existing.isEmpty { return joinPath(dir, base) }
+        let (parent, name) = splitPath(existing)
+        missing.insert(name, at: 0)
+        existing = parent
+    }
+}
+
 /// Creates a folder and its parents (mkdir -p).
 func makeDirectories(_ path: String) throws {
     if path.isEmpty || isDirectory(path) { return }

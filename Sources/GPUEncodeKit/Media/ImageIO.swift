@@ -176,9 +176,10 @@ public enum ImageIO {
         return Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
     }
 
-    /// Writes the image atomically (temp file + rename), as every output is.
-    public static func write(_ image: RGBAImage, to path: String, overwrite: Bool) throws {
+    /// Writes the image atomically (temp file + rename), as every output is; `stopIfInterrupted`:
+    /// see writeFileAtomically.
+    public static func write(_ image: RGBAImage, to path: String, overwrite: Bool, stopIfInterrupted: Bool = false) throws {
         let bytes = try encode(image, forPath: path)
-        try writeFileAtomically(bytes, to: path, overwrite: overwrite)
+        try writeFileAtomically(bytes, to: path, overwrite: overwrite, stopIfInterrupted: stopIfInterrupted)
     }
 }

@@ -1,18 +1,31 @@
 import CFFmpeg
+import CShim
 import Glibc
 
 /// The output container, written to a hidden temporary file beside the target and renamed into
 /// place only when complete, so a failure or Ctrl-C never leaves a partial file behind.
+///
+/// The muxer writes through an AVIOContext on the descriptor of the temporary we created
+/// exclusively (TemporaryFile), never through avio_open: avio_open opens by name with
+/// O_CREAT|O_TRUNC and follows a symlink that someone swapped in for the name. The one place the
+/// MP4 muxer opens the output by name again is +faststart's second pass (mov's shift_data
+/// re-opens `url` for reading); `url` is therefore /proc/self/fd/N, which reaches our own file
+/// whatever its name now points at, and is only ever read.
 final class OutputFile {
     let finalPath: String
-    let tempPath: String
+    private let temp: TemporaryFile
+    private let overwrite: Bool
     let format: UnsafeMutablePointer<AVFormatContext>
     private var opened = false
     private var committed = false
+    private var descriptorClosed = false
     private let lock = Locked(())
 
-    init(path: String) throws {
+    var tempPath: String { temp.path }
+
+    init(path: String, overwrite: Bool) throws {
         finalPath = path
+        self.overwrite = overwrite
         let (dir, base) = splitPath(path)
         guard let oformat = av_guess_format(nil, path, nil) else {
             throw GPUEncodeError(.usage, path: path, "unknown output format for extension \".\(pathExtension(path))\" (use .mp4, .m4v, .mov or .mkv)")
@@ -21,16 +34,28 @@ final class OutputFile {
             throw GPUEncodeError(.usage, path: path, "the \(String(cString: oformat.pointee.name)) format cannot hold H.264 video (use .mp4, .m4v, .mov or .mkv)")
         }
         guard isDirectory(dir) else { throw GPUEncodeError(.outputCreate, path: path, "directory \(dir) does not exist") }
-        tempPath = "\(dir)/.\(base).\(getpid()).partial"
+        // Temporaries of killed runs (dead PIDs) in this folder go first; a live run's stay.
+        TemporaryFile.removeStale(in: dir, legacyBase: base)
+        temp = try TemporaryFile(in: dir, for: path)
+        let byDescriptor = "/proc/self/fd/\(temp.fd)"
+        // Without /proc (an unusual container), faststart re-reads by the temporary's name: a read,
+        // so at worst a file swapped in by someone who may delete ours spoils our own output.
+        let url = access(byDescriptor, R_OK) == 0 ? byDescriptor : temp.path
         var ctx: UnsafeMutablePointer<AVFormatContext>?
-        try check(avformat_alloc_output_context2(&ctx, oformat, nil, tempPath), .internal, path: path, "cannot set up the muxer")
-        format = ctx!
+        let rc = avformat_alloc_output_context2(&ctx, oformat, nil, url)
+        guard rc >= 0, let ctx else {
+            _ = temp.close()
+            temp.remove()
+            throw GPUEncodeError(.internal, path: path, "cannot set up the muxer: \(averrorString(rc))")
+        }
+        format = ctx
     }
 
     deinit {
-        if opened && !committed { avio_closep(&format.pointee.pb) }
+        if opened { _ = gpuencode_avio_close_fd(format.pointee.pb); format.pointee.pb = nil }
         avformat_free_context(format)
-        if !committed { unlink(tempPath) }
+        if !descriptorClosed { _ = temp.close() }
+        if !committed { temp.remove() }
     }
 
     var isMP4Family: Bool {
@@ -52,10 +77,8 @@ final class OutputFile {
     var movieTimescale: Int32?
 
     func open() throws {
-        let rc = avio_open(&format.pointee.pb, tempPath, AVIO_FLAG_WRITE)
-        guard rc >= 0 else {
-            throw GPUEncodeError(.outputCreate, path: finalPath, "cannot create a file in \(splitPath(finalPath).dir): \(averrorString(rc))")
-        }
+        guard let pb = gpuencode_avio_open_fd(temp.fd) else { throw GPUEncodeError(.internal, path: finalPath, "out of memory") }
+        format.pointee.pb = pb.assumingMemoryBound(to: AVIOContext.self)
         opened = true
         var options: OpaquePointer?
         if isMP4Family {
@@ -76,10 +99,14 @@ final class OutputFile {
     /// Writes the trailer (faststart moves the index to the front here) and renames into place.
     func finish() throws {
         try check(av_write_trailer(format), .encode, path: finalPath, "cannot finish the file")
-        try check(avio_closep(&format.pointee.pb), .encode, path: finalPath, "cannot close the file")
-        guard rename(tempPath, finalPath) == 0 else {
-            throw GPUEncodeError(.encode, path: finalPath, "cannot move the finished file into place: \(errnoString())")
-        }
+        let writeError = gpuencode_avio_close_fd(format.pointee.pb)
+        format.pointee.pb = nil
+        opened = false
+        try check(writeError, .encode, path: finalPath, "cannot write the file")
+        descriptorClosed = true
+        guard temp.close() else { throw GPUEncodeError(.encode, path: finalPath, "cannot close the file: \(errnoString())") }
+        // Whatever happens now, the temporary is either the output or gone (commit removes it).
         committed = true
+        try temp.commit(to: finalPath, overwrite: overwrite)
     }
 }

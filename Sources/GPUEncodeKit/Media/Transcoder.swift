@@ -108,7 +108,7 @@ public final class Transcoder {
         input = try InputFile(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
         mediaStart = input.startSeconds
         mediaDuration = input.durationSeconds
-        output = try OutputFile(path: o.output)
+        output = try OutputFile(path: o.output, overwrite: o.overwrite)
         let bypass = o.preset.filters.isEmpty
         usesGPU = !bypass
         // The GL context is made on the GPU stage's own thread, in parallel with opening the
@@ -263,7 +263,7 @@ public final class Transcoder {
 
     private func checkInterrupt() {
         let sig = gpuencode_interrupt_signal()
-        if sig != 0 { fail(GPUEncodeError(.interrupted(signal: sig), path: options.output, "interrupted; no output written")) }
+        if sig != 0 { fail(GPUEncodeError(.interrupted(signal: sig), path: options.output, "interrupted by \(signalName(sig)); no output written")) }
         else if options.shouldStop?() == true { fail(GPUEncodeError(.interrupted(signal: 0), path: options.output, "stopped; no output written")) }
     }
 
@@ -272,8 +272,16 @@ public final class Transcoder {
         if options.sequential {
             try runSequentially()
         } else {
-            let gpuThread = usesGPU ? WorkerThread(name: "gpuencode-gl") { [self] in gpuStage() } : nil
-            let encodeThread = WorkerThread(name: "gpuencode-x264") { [self] in encodeStage() }
+            let encodeThread = try WorkerThread(name: "gpuencode-x264") { [self] in encodeStage() }
+            let gpuThread: WorkerThread?
+            do {
+                gpuThread = usesGPU ? try WorkerThread(name: "gpuencode-gl") { [self] in gpuStage() } : nil
+            } catch {
+                // The encoder stage is running: stop it before reporting.
+                fail(error)
+                encodeThread.join()
+                throw error
+            }
             demuxStage { [self] frame in
                 if (usesGPU ? toGPU : toEncoder).push(frame) { return true }
                 var f: UnsafeMutablePointer<AVFrame>? = frame
@@ -286,6 +294,10 @@ public final class Transcoder {
         }
         toGPU.drain { var f: UnsafeMutablePointer<AVFrame>? = $0; av_frame_free(&f) }
         toEncoder.drain { var f: UnsafeMutablePointer<AVFrame>? = $0; av_frame_free(&f) }
+        // A signal wins over the error it may have caused (SIGXFSZ comes with EFBIG, SIGPIPE with
+        // EPIPE): the exit status is 128+signal, as with the default action, and nothing is written.
+        let sig = gpuencode_interrupt_signal()
+        if sig != 0 { throw GPUEncodeError(.interrupted(signal: sig), path: options.output, "interrupted by \(signalName(sig)); no output written") }
         checkInterrupt()
         if let error = failure.withLock({ $0 }) { throw error }
         let frames = framesEncoded.withLock { $0 }

@@ -22,7 +22,7 @@ public struct AllowedPaths: Sendable, Equatable {
     public init(_ folders: [String]) throws {
         var list: [String] = []
         for folder in folders {
-            guard let real = canonicalPath(folder) else {
+            guard let real = realPath(folder) else {
                 throw GPUEncodeError(.usage, path: folder, "--allow-path: \(errnoString())")
             }
             guard isDirectory(real) else { throw GPUEncodeError(.usage, path: folder, "--allow-path: not a directory") }
@@ -34,11 +34,11 @@ public struct AllowedPaths: Sendable, Equatable {
     /// The canonical path of `path` (already joined to the preset's folder) when it lies under
     /// `presetDirectory` or an allowed folder; `name` is how the preset wrote it, for the error.
     func contain(_ path: String, named name: String, presetDirectory: String) throws -> String {
-        guard let real = canonicalPath(path) else {
+        guard let real = realPath(path) else {
             let reason = errno == ENOENT ? "no such file" : errnoString()
             throw FilterError("cannot read \(path): \(reason)")
         }
-        let home = canonicalPath(presetDirectory) ?? presetDirectory
+        let home = realPath(presetDirectory) ?? presetDirectory
         for root in [home] + directories where AllowedPaths.isInside(real, root) { return real }
         let resolved = real == path ? "" : " (it resolves to \(real))"
         let extra = directories.isEmpty ? "" : " or the --allow-path folders"
@@ -51,7 +51,7 @@ public struct AllowedPaths: Sendable, Equatable {
 }
 
 /// `realpath(3)`: absolute, symlinks and `..` resolved; nil (errno set) when it does not exist.
-func canonicalPath(_ path: String) -> String? {
+func realPath(_ path: String) -> String? {
     guard let p = realpath(path, nil) else { return nil }
     defer { free(p) }
     return String(cString: p)

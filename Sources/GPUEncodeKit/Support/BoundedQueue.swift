@@ -84,15 +84,25 @@ final class WorkerThread: @unchecked Sendable {
     private var thread = pthread_t()
     private let body: () -> Void
 
-    init(name: String, _ body: @escaping () -> Void) {
+    /// Throws (one line, exit 1) when the system refuses another thread (the process or user
+    /// thread limit, ulimit -u, or no memory for its stack) instead of trapping. `stackSize`
+    /// (bytes) overrides the default; tests use an impossible one to make pthread_create fail.
+    init(name: String, stackSize: Int? = nil, _ body: @escaping () -> Void) throws {
         self.body = body
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        if let stackSize { pthread_attr_setstacksize(&attributes, stackSize) }
         let unmanaged = Unmanaged.passRetained(self)
-        let rc = pthread_create(&thread, nil, { arg in
+        let rc = pthread_create(&thread, &attributes, { arg in
             let worker = Unmanaged<WorkerThread>.fromOpaque(arg!).takeRetainedValue()
             worker.body()
             return nil
         }, unmanaged.toOpaque())
-        precondition(rc == 0, "pthread_create failed: \(rc)")
+        guard rc == 0 else {
+            unmanaged.release()
+            throw GPUEncodeError(.internal, "cannot start a thread (\(name)): \(errnoString(rc)); the process or user thread limit (ulimit -u) or memory is exhausted")
+        }
     }
 
     func join() {
