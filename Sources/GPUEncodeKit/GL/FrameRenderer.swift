@@ -124,13 +124,18 @@ public final class FrameRenderer {
     /// Frames submitted and not yet collected.
     public var pendingFrames: Int { pendingReads.count }
 
+    /// `limits`: the current context's, unless a test plans for another GPU.
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
-                pixelBuffers: Bool = false) throws {
+                pixelBuffers: Bool = false, limits: GPULimits? = nil) throws {
         geometry = g
         self.path = path
+        let limits = limits ?? GPULimits.current()
+        try ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: limits, what: "the picture")
+        try ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: limits, what: "the chain")
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
-        let direct = path == .direct && !ChainRenderer.needsSampling(filters)
+        // A point chain too big for one shader goes through the chain's passes, which split it.
+        let direct = path == .direct && !ChainRenderer.needsSampling(filters) && FrameRenderer.fusesInOnePass(filters, limits: limits)
         // Upright 4:2:0 (most video) takes the packed path: planes as RGBA8 textures a quarter as
         // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
         // more than the arithmetic around it.
@@ -215,7 +220,7 @@ public final class FrameRenderer {
             }
 
             """, width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
-            let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused)
+            let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, limits: limits)
             self.chain = chain
             if writesNV12 {
                 // One pass from the chain's RGBA to NV12, a 4x2 block per fragment.
@@ -243,6 +248,15 @@ public final class FrameRenderer {
 
     deinit {
         glDeleteVertexArrays(1, &vao)
+    }
+
+    /// Whether the whole point chain fits the single fused program of the direct path (the
+    /// largest of its luma, chroma and packed shaders) on a GPU with `limits`.
+    static func fusesInOnePass(_ filters: [FilterInstance], limits: GPULimits) -> Bool {
+        let own = [packedBlockMain, directLumaMain, directChromaMain].map { ShaderNeeds(glsl: ChainPlan.header + sourceUniforms + $0) }
+        let base = own.max { $0.uniformVectors + $0.samplers < $1.uniformVectors + $1.samplers }!
+        let needs = filters.enumerated().reduce(ShaderNeeds()) { $0 + ShaderNeeds(glsl: FilterCodegen.function($1.1, prefix: "f\($1.0)_")) }
+        return base.fits(with: needs, in: limits) || (filters.count == 1 && needs.unknown)
     }
 
     static func isUpright420(_ g: RenderGeometry) -> Bool {
@@ -374,7 +388,8 @@ public final class FrameRenderer {
 
     static func checkError(_ what: String) throws {
         let e = glGetError()
-        guard e == GL_NO_ERROR else { throw GPUEncodeError(.gpu, "OpenGL error 0x\(String(e, radix: 16)) while \(what)") }
+        // Sizes and limits are checked before any GL call, so an error here is ours (or the driver's).
+        guard e == GL_NO_ERROR else { throw GPUEncodeError(.internal, "OpenGL error 0x\(String(e, radix: 16)) while \(what)") }
     }
 
     /// The source planes and how to sample them; shared by the fused passes and the chain's first pass.
