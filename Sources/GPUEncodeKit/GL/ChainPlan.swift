@@ -47,6 +47,8 @@ struct ChainPlan {
         var base = ShaderNeeds(glsl: ChainPlan.header + sourceGLSL)
         needs = [base]
         var mustSplit = referenced.contains("source")
+        var passCount = 1
+        var counted = 1
         for (i, f) in filters.enumerated() {
             let prefix = "f\(i)_"
             switch f.declaration.kind {
@@ -88,11 +90,35 @@ struct ChainPlan {
                 // Nothing fuses after a filter of unknown size.
                 if need.unknown { needs[needs.count - 1].unknown = true }
             }
+            if segments.count != counted {
+                passCount += passes(segments[segments.count - 1])
+                counted = segments.count
+            }
+            if passCount > ChainPlan.maxPasses {
+                let name = f.id.map { "\"\($0)\" (\(f.declaration.name))" } ?? f.declaration.name
+                throw GPUEncodeError(.preset, path: f.context.origin,
+                                     "filters[\(i)] \(name) takes the chain past \(ChainPlan.maxPasses) shader passes (each is compiled before the first frame); use fewer filters")
+            }
             mustSplit = false
             if let id = f.id, referenced.contains(id) {
                 segmentNode[segmentNode.count - 1] = id
                 mustSplit = true
             }
+        }
+    }
+
+    /// Shader passes a chain may have: each is compiled before the first frame (about 0.1-0.2 s on
+    /// llvmpipe), so this bounds the start-up time and memory (256 smoothToon filters are 768 passes).
+    public static let maxPasses = 256
+
+    /// Shader programs a segment compiles (the reduction of `averageColor` counted once).
+    private func passes(_ s: Segment) -> Int {
+        switch s {
+        case .source, .copy: return 1
+        case .average: return 2
+        case .sampling(_, let f, _):
+            guard case .sampling(_, let fixed) = f.declaration.kind else { return 1 }
+            return f.declaration.passPlan?(f).count ?? fixed.count
         }
     }
 

@@ -213,13 +213,7 @@ public final class FrameRenderer {
             }
             if packed { nv12 = made[0].1 }
         } else {
-            let chainSource = ChainSource(glsl: FrameRenderer.sourceUniforms + """
-            vec4 sourcePixel(vec2 p) {
-                vec3 yuv = sourceAt(srcFromOut * p + srcOffset);
-                return vec4(clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0), 1.0);
-            }
-
-            """, width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
+            let chainSource = ChainSource(glsl: FrameRenderer.chainSourceGLSL, width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
             let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, limits: limits)
             self.chain = chain
             if writesNV12 {
@@ -248,6 +242,27 @@ public final class FrameRenderer {
 
     deinit {
         glDeleteVertexArrays(1, &vao)
+    }
+
+    /// The first pass of a chain over video: the source planes, converted to RGB.
+    static let chainSourceGLSL = sourceUniforms + """
+    vec4 sourcePixel(vec2 p) {
+        vec3 yuv = sourceAt(srcFromOut * p + srcOffset);
+        return vec4(clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0), 1.0);
+    }
+
+    """
+
+    /// The passes a video renderer on a GPU with `limits` makes of `filters`, one line each, as
+    /// `init` decides them (the fused single pass, or the chain's plan). Throws the preset error the
+    /// renderer would throw. `gpuencode validate` calls this, so it predicts what runs.
+    public static func passPlan(_ filters: [FilterInstance], limits: GPULimits, path: RenderPath = .direct) throws -> [String] {
+        if filters.isEmpty { return [] }
+        if path == .direct && !ChainRenderer.needsSampling(filters) && fusesInOnePass(filters, limits: limits) {
+            let needs = filters.enumerated().reduce(ShaderNeeds()) { $0 + ShaderNeeds(glsl: FilterCodegen.function($1.1, prefix: "f\($1.0)_")) }
+            return ["pass 1: source, \(filters.map(\.declaration.name).joined(separator: ", ")), to Y'CbCr (filters: \(needs))"]
+        }
+        return try ChainPlan(filters: filters, sourceGLSL: chainSourceGLSL, fuse: path != .unfused, limits: limits).description
     }
 
     /// Whether the whole point chain fits the single fused program of the direct path (the

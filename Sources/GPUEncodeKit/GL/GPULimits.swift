@@ -44,12 +44,6 @@ public struct GPULimits: Sendable, Equatable, CustomStringConvertible {
                          maxTextureSize: get(GL_MAX_TEXTURE_SIZE))
     }
 
-    /// Samplers left to filters in one pass: units below `FilterBindings.firstUnit` belong to the
-    /// pass itself (source planes, the previous picture).
-    var filterSamplers: Int {
-        max(0, min(textureUnits, combinedTextureUnits) - Int(FilterBindings.firstUnit))
-    }
-
     public var description: String {
         "\(uniformVectors) uniform vectors, \(textureUnits) samplers per shader (\(combinedTextureUnits) combined), \(drawBuffers) draw buffers, textures up to \(maxTextureSize)"
     }

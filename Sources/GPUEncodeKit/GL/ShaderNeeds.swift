@@ -28,12 +28,12 @@ struct ShaderNeeds: Equatable, CustomStringConvertible {
         "\(uniformVectors) uniform vector\(uniformVectors == 1 ? "" : "s"), \(samplers) sampler\(samplers == 1 ? "" : "s")"
     }
 
-    /// Whether a pass whose own part (source planes, previous picture: units below
-    /// `FilterBindings.firstUnit`) needs `self` and whose filters need `filters` fits `limits`.
-    func fits(with filters: ShaderNeeds, in limits: GPULimits) -> Bool {
-        let total = self + filters
+    /// Whether a pass that needs `self` fits `limits` once `more` is fused into it. Filters' textures
+    /// go on units from `FilterBindings.firstUnit` up, which must stay below the combined limit.
+    func fits(with more: ShaderNeeds, in limits: GPULimits) -> Bool {
+        let total = self + more
         return !total.unknown && total.uniformVectors <= limits.uniformVectors && total.samplers <= limits.textureUnits
-            && filters.samplers <= limits.filterSamplers
+            && Int(FilterBindings.firstUnit) + total.samplers <= limits.combinedTextureUnits
     }
 
     /// The needs of every `uniform` declaration in `glsl`.

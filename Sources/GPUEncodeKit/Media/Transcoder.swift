@@ -495,8 +495,13 @@ public final class Transcoder {
     }
 
     private func makeRenderer(_ gl: GLContext) throws -> FrameRenderer {
-        try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters, path: options.renderPath,
-                          pixelBuffers: usePixelBuffers(gl))
+        let limits = GPULimits.current()
+        options.log(.info, "GPU limits: \(limits)")
+        for line in (try? FrameRenderer.passPlan(options.preset.filters, limits: limits, path: options.renderPath)) ?? [] {
+            options.log(.info, line)
+        }
+        return try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters, path: options.renderPath,
+                          pixelBuffers: usePixelBuffers(gl), limits: limits)
     }
 
     /// One frame through the GPU into a new 4:2:0 frame carrying the same timestamps.
