@@ -107,6 +107,16 @@ final class GPULimitTests: GPUEncodeTestCase {
                            exitCodes: [ExitCode.noInput], mentioning: ["wide.mkv", "16384"])
     }
 
+    /// A preset that scales the picture past the limit is the preset's fault: 67, run and preview.
+    func testPresetMakingThePictureTooLargeIsAPresetError() throws {
+        let p = try preset("big.json", filters: [#"{"filter": "resize", "height": 16384}"#])
+        let input = try clip()
+        assertCleanFailure(try gpuencode([input.path, scratch("out.mp4").path, "--preset", p.path]),
+                           exitCodes: [ExitCode.badPreset], mentioning: ["big.json", "21844x16384"])
+        assertCleanFailure(try gpuencode(["preview", input.path, "--preset", p.path, "-o", scratch("p.png").path]),
+                           exitCodes: [ExitCode.badPreset], mentioning: ["big.json", "21844x16384"])
+    }
+
     func testOneByOneIsRefusedAndThreeByThreeWorks() throws {
         for size in ["1x1", "1x9"] {
             // (testsrc2 has no 1-pixel sizes; testsrc has.)

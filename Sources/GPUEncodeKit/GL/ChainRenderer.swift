@@ -74,7 +74,7 @@ final class ChainRenderer {
         func take(_ w: Int, _ h: Int, precise: Bool = false) throws -> RenderTarget {
             let format = GLenum(precise ? GL_RGBA16F : GL_RGBA8)
             if let i = free.firstIndex(where: { $0.width == w && $0.height == h && $0.format == format }) { return free.remove(at: i) }
-            try ChainRenderer.checkSize(w, h, limits: limits, what: "a filter")
+            try ChainRenderer.checkSize(w, h, limits: limits, what: "a filter", preset: filters.first?.context.origin)
             textureCount += 1
             return try RenderTarget(width: w, height: h, formats: [format], filter: GL_LINEAR)
         }
@@ -197,12 +197,12 @@ final class ChainRenderer {
 
     /// Refuses a texture larger than the GPU holds before GL fails on it: the source picture is the
     /// input's fault (exit 66), a picture a filter makes (a scale) the preset's (exit 67).
-    static func checkSize(_ w: Int, _ h: Int, limits: GPULimits, what: String) throws {
+    static func checkSize(_ w: Int, _ h: Int, limits: GPULimits, what: String, preset: String? = nil) throws {
         guard w > limits.maxTextureSize || h > limits.maxTextureSize else { return }
         if what == "the picture" {
             throw GPUEncodeError(.input, "the picture is \(w)x\(h); this GPU's textures go up to \(limits.maxTextureSize)x\(limits.maxTextureSize)")
         }
-        throw GPUEncodeError(.preset, "\(what) makes a \(w)x\(h) picture; this GPU's textures go up to \(limits.maxTextureSize)x\(limits.maxTextureSize)")
+        throw GPUEncodeError(.preset, path: preset, "\(what) makes a \(w)x\(h) picture; this GPU's textures go up to \(limits.maxTextureSize)x\(limits.maxTextureSize)")
     }
 
     /// A pass that reads the previous picture pixel for pixel and runs point filters on it.

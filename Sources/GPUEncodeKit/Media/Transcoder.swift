@@ -126,7 +126,7 @@ public final class Transcoder {
         let rotation = bypass ? .none : input.rotation
         geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: rotation,
                                   filters: bypass ? [] : o.preset.filters)
-        try PictureSize.check(geometry, input: o.input)
+        try PictureSize.check(geometry, input: o.input, preset: o.preset.origin)
         guard geometry.outputWidth >= 2, geometry.outputHeight >= 2 else {
             throw GPUEncodeError(.input, path: o.input, "video is \(dec.width)x\(dec.height), too small to encode")
         }
