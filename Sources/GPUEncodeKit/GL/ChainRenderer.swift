@@ -55,15 +55,16 @@ final class ChainRenderer {
     }
 
     /// The plan the passes were made from (`ChainPlan.description` names them).
-    let plan: ChainPlan
+    let chainPlan: ChainPlan
 
     /// `limits`: the current context's, unless a test plans for another GPU.
     init(source: ChainSource, filters: [FilterInstance], fuse: Bool = true, limits: GPULimits? = nil) throws {
         let limits = limits ?? GPULimits.current()
-        plan = try ChainPlan(filters: filters, sourceGLSL: source.glsl, fuse: fuse, limits: limits)
-        let segments = plan.segments
-        let segmentNode = plan.segmentNode
-        try ChainRenderer.checkSize(source.width, source.height, limits: limits, what: "the picture")
+        chainPlan = try ChainPlan(filters: filters, sourceGLSL: source.glsl, fuse: fuse, limits: limits)
+        let segments = chainPlan.segments
+        let segmentNode = chainPlan.segmentNode
+        try ChainRenderer.checkSize(source.width, source.height, limits: limits, of: .input)
+        // A node's picture that later steps read is kept (pinned) for the rest of the frame.
 
         var free: [RenderTarget] = []
         var pinned: [ObjectIdentifier] = []
@@ -74,7 +75,7 @@ final class ChainRenderer {
         func take(_ w: Int, _ h: Int, precise: Bool = false) throws -> RenderTarget {
             let format = GLenum(precise ? GL_RGBA16F : GL_RGBA8)
             if let i = free.firstIndex(where: { $0.width == w && $0.height == h && $0.format == format }) { return free.remove(at: i) }
-            try ChainRenderer.checkSize(w, h, limits: limits, what: "a filter", preset: filters.first?.context.origin)
+            try ChainRenderer.checkSize(w, h, limits: limits, of: .preset(filters.first?.context.origin))
             textureCount += 1
             return try RenderTarget(width: w, height: h, formats: [format], filter: GL_LINEAR)
         }
@@ -195,14 +196,21 @@ final class ChainRenderer {
         try FrameRenderer.checkError("setting up the filter chain")
     }
 
-    /// Refuses a texture larger than the GPU holds before GL fails on it: the source picture is the
-    /// input's fault (exit 66), a picture a filter makes (a scale) the preset's (exit 67).
-    static func checkSize(_ w: Int, _ h: Int, limits: GPULimits, what: String, preset: String? = nil) throws {
+    /// Whose fault a picture too large for the GPU is: the input's (exit 66), or the preset's
+    /// (exit 67, its file) when a filter (a resize) makes it so.
+    enum PictureOwner {
+        case input
+        case preset(String?)
+    }
+
+    /// Refuses a texture larger than the GPU holds before GL fails on it.
+    static func checkSize(_ w: Int, _ h: Int, limits: GPULimits, of owner: PictureOwner) throws {
         guard w > limits.maxTextureSize || h > limits.maxTextureSize else { return }
-        if what == "the picture" {
-            throw GPUEncodeError(.input, "the picture is \(w)x\(h); this GPU's textures go up to \(limits.maxTextureSize)x\(limits.maxTextureSize)")
+        let most = "this GPU's textures go up to \(limits.maxTextureSize)x\(limits.maxTextureSize)"
+        switch owner {
+        case .input: throw GPUEncodeError(.input, "the picture is \(w)x\(h); \(most)")
+        case .preset(let file): throw GPUEncodeError(.preset, path: file, "the preset makes a \(w)x\(h) picture; \(most)")
         }
-        throw GPUEncodeError(.preset, path: preset, "\(what) makes a \(w)x\(h) picture; this GPU's textures go up to \(limits.maxTextureSize)x\(limits.maxTextureSize)")
     }
 
     /// A pass that reads the previous picture pixel for pixel and runs point filters on it.

@@ -130,8 +130,8 @@ public final class FrameRenderer {
         geometry = g
         self.path = path
         let limits = limits ?? GPULimits.current()
-        try ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: limits, what: "the picture")
-        try ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: limits, what: "the preset", preset: filters.first?.context.origin)
+        try ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: limits, of: .input)
+        try ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: limits, of: .preset(filters.first?.context.origin))
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
         // A point chain too big for one shader goes through the chain's passes, which split it.
