@@ -12,9 +12,9 @@ struct ValidateCommand: ParsableCommand {
         per line as FILE:LINE:COLUMN: error: PATH: MESSAGE. Custom shaders are compiled on the GPU
         and their errors carry the shader's own line numbers. The chain is cut into passes against
         this GPU's limits (uniform storage, samplers) exactly as a run does, so a preset that
-        validates runs here; --passes prints that plan. Without a GPU context the limits are not
-        checked (a note says so) unless the file has custom shaders. Warnings (a value equal to
-        its default, an unused graph node or id) do not fail.
+        validates runs here; --passes prints that plan. Without a GPU context a note says the
+        limits were not checked (a file with custom shaders, which must be compiled, then fails
+        with 69). Warnings (a value equal to its default, an unused graph node or id) do not fail.
 
         EXIT: 0 when no file has errors (warnings alone are fine), 67 otherwise.
 

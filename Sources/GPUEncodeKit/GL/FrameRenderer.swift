@@ -259,8 +259,7 @@ public final class FrameRenderer {
     public static func passPlan(_ filters: [FilterInstance], limits: GPULimits, path: RenderPath = .direct) throws -> [String] {
         if filters.isEmpty { return [] }
         if path == .direct && !ChainRenderer.needsSampling(filters) && fusesInOnePass(filters, limits: limits) {
-            let needs = filters.enumerated().reduce(ShaderNeeds()) { $0 + ShaderNeeds(glsl: FilterCodegen.function($1.1, prefix: "f\($1.0)_")) }
-            return ["pass 1: source, \(filters.map(\.declaration.name).joined(separator: ", ")), to Y'CbCr (filters: \(needs))"]
+            return ["pass 1: source, \(filters.map(\.declaration.name).joined(separator: ", ")), to Y'CbCr (filters: \(fusedNeeds(filters)))"]
         }
         return try ChainPlan(filters: filters, sourceGLSL: chainSourceGLSL, fuse: path != .unfused, limits: limits).description
     }
@@ -270,8 +269,14 @@ public final class FrameRenderer {
     static func fusesInOnePass(_ filters: [FilterInstance], limits: GPULimits) -> Bool {
         let own = [packedBlockMain, directLumaMain, directChromaMain].map { ShaderNeeds(glsl: ChainPlan.header + sourceUniforms + $0) }
         let base = own.max { $0.uniformVectors + $0.samplers < $1.uniformVectors + $1.samplers }!
-        let needs = filters.enumerated().reduce(ShaderNeeds()) { $0 + ShaderNeeds(glsl: FilterCodegen.function($1.1, prefix: "f\($1.0)_")) }
+        let needs = fusedNeeds(filters)
+        // One custom filter of uncounted size runs there as before: the linker has the last word.
         return base.fits(with: needs, in: limits) || (filters.count == 1 && needs.unknown)
+    }
+
+    /// What the point filters of the direct path's `filtered()` need, with the prefixes it gives them.
+    private static func fusedNeeds(_ filters: [FilterInstance]) -> ShaderNeeds {
+        filters.enumerated().reduce(ShaderNeeds()) { $0 + ShaderNeeds(glsl: FilterCodegen.function($1.1, prefix: "f\($1.0)_")) }
     }
 
     static func isUpright420(_ g: RenderGeometry) -> Bool {
