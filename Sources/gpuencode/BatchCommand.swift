@@ -153,6 +153,9 @@ struct BatchCommand: ParsableCommand {
             throw ValidationError("unknown --x264-preset \(x264Preset); use one of \(EncoderSettings.x264Presets.joined(separator: ", "))")
         }
         if let tune, !EncoderSettings.x264Tunes.contains(tune) { throw ValidationError("unknown --tune \(tune)") }
+        if let profile, !EncoderSettings.h264Profiles.contains(profile) {
+            throw ValidationError("unknown --profile \(profile); use one of \(EncoderSettings.h264Profiles.joined(separator: ", "))")
+        }
         if let bitrate, parseRate(bitrate) == nil { throw ValidationError("--bitrate \(bitrate) is not a rate such as 4M, 2500k or 800000") }
         if let keyint, keyint < 1 { throw ValidationError("--keyint must be at least 1") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }

@@ -10,8 +10,11 @@ struct ValidateCommand: ParsableCommand {
         Reports every error it can find, not only the first: each with the file, line:column, the
         JSON path and what was expected (with a suggestion for a misspelt filter or parameter), one
         per line as FILE:LINE:COLUMN: error: PATH: MESSAGE. Custom shaders are compiled on the GPU
-        (a context is made only when a file has one) and their errors carry the shader's own line
-        numbers. Warnings (a value equal to its default, an unused graph node or id) do not fail.
+        and their errors carry the shader's own line numbers. The chain is cut into passes against
+        this GPU's limits (uniform storage, samplers) exactly as a run does, so a preset that
+        validates runs here; --passes prints that plan. Without a GPU context a note says the
+        limits were not checked (a file with custom shaders, which must be compiled, then fails
+        with 69). Warnings (a value equal to its default, an unused graph node or id) do not fail.
 
         EXIT: 0 when no file has errors (warnings alone are fine), 67 otherwise.
 
@@ -26,6 +29,9 @@ struct ValidateCommand: ParsableCommand {
 
     @Flag(help: "Print a JSON report: an array of {file, valid, errors, warnings}, each entry with file, line, column, path, message, severity.")
     var json = false
+
+    @Flag(help: "Print the passes each preset runs as on this GPU (which filters are fused into which shader, and what each needs).")
+    var passes = false
 
     @Option(help: ArgumentHelp("Which GPU compiles shaders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
     var gpu: String?
@@ -45,19 +51,31 @@ struct ValidateCommand: ParsableCommand {
             throw ExitCode(error.exitCode)
         }
         var reports: [(file: String, errors: [PresetDiagnostic], warnings: [PresetDiagnostic])] = []
+        var noContext: GPUEncodeError? = nil
         for file in files {
             let check = Preset.checkFile(file, allowed: allowed)
             var errors = check.errors
-            if let preset = check.preset, !preset.shaderDefinitions.isEmpty {
-                do {
-                    if context == nil {
-                        let selection = try resolveGPU(gpu)
-                        context = try GLContext(selection: selection)
+            if let preset = check.preset, !preset.filters.isEmpty {
+                if context == nil && noContext == nil {
+                    do { context = try GLContext(selection: try resolveGPU(gpu)) } catch let error as GPUEncodeError {
+                        noContext = error
                     }
+                }
+                if let noContext {
+                    // Custom shaders cannot be checked without a GPU; the limits of a chain of
+                    // built-in filters only matter to a run, which needs a GPU anyway.
+                    if !preset.shaderDefinitions.isEmpty {
+                        fputs("gpuencode: error: \(file): cannot compile its shaders: \(noContext.description)\n", stderr)
+                        throw ExitCode(noContext.exitCode)
+                    }
+                    fputs("gpuencode: note: \(file): no GPU context (\(noContext.message)); pass limits not checked\n", stderr)
+                } else {
                     errors += PresetShaderCheck.compileErrors(preset)
-                } catch let error as GPUEncodeError {
-                    fputs("gpuencode: error: \(file): cannot compile its shaders: \(error.description)\n", stderr)
-                    throw ExitCode(error.exitCode)
+                    if errors.isEmpty {
+                        let plan = PresetPassCheck.check(preset, limits: GPULimits.current())
+                        errors += plan.errors
+                        if passes && !json { for line in plan.passes { print("\(file): \(line)") } }
+                    }
                 }
             }
             reports.append((file, errors, check.warnings))

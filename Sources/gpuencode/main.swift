@@ -144,6 +144,9 @@ struct GPUEncode: ParsableCommand {
         if let x264Preset, !EncoderSettings.x264Presets.contains(x264Preset) {
             throw ValidationError("unknown --x264-preset \(x264Preset); use one of \(EncoderSettings.x264Presets.joined(separator: ", "))")
         }
+        if let profile, !EncoderSettings.h264Profiles.contains(profile) {
+            throw ValidationError("unknown --profile \(profile); use one of \(EncoderSettings.h264Profiles.joined(separator: ", "))")
+        }
         if let tune, !EncoderSettings.x264Tunes.contains(tune) {
             throw ValidationError("unknown --tune \(tune); use one of \(EncoderSettings.x264Tunes.joined(separator: ", "))")
         }

@@ -373,7 +373,10 @@ enum Manifest {
                 guard let k = Int(s), k >= 1 else { throw GPUEncodeError(.usage, path: r.origin, "keyint \(s) must be a whole number of frames, at least 1") }
                 o.keyint = k
             }
-            o.profile = v["profile"]
+            if let s = v["profile"] {
+                guard EncoderSettings.h264Profiles.contains(s) else { throw GPUEncodeError(.usage, path: r.origin, "unknown profile \(s); use one of \(EncoderSettings.h264Profiles.joined(separator: ", "))") }
+                o.profile = s
+            }
             let inputPath = input.hasPrefix("/") ? input : joinPath(base, input)
             let written = splitPath(input)
             let relDir = input.hasPrefix("/") || input.split(separator: "/").contains("..") || written.base == input ? "" : normalizePath(written.dir)

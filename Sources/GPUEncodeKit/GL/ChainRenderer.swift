@@ -37,29 +37,6 @@ final class ChainRenderer {
     /// How many different intermediate textures the pool made.
     private(set) var textureCount = 0
 
-    private enum Segment {
-        case source([(String, FilterInstance)])
-        /// Unfused mode: one point filter reading the previous texture.
-        case copy([(String, FilterInstance)])
-        case sampling(String, FilterInstance, [(String, FilterInstance)])
-        case average(String, FilterInstance, [(String, FilterInstance)])
-
-        var points: [(String, FilterInstance)] {
-            switch self {
-            case .source(let p), .copy(let p), .sampling(_, _, let p), .average(_, _, let p): return p
-            }
-        }
-
-        func appending(_ p: (String, FilterInstance)) -> Segment {
-            switch self {
-            case .source(let list): return .source(list + [p])
-            case .copy(let list): return .copy(list + [p])
-            case .sampling(let prefix, let f, let list): return .sampling(prefix, f, list + [p])
-            case .average(let prefix, let f, let list): return .average(prefix, f, list + [p])
-            }
-        }
-    }
-
     /// The size a chain turns a `width` x `height` picture into.
     static func outputSize(of filters: [FilterInstance], width: Int, height: Int) -> (Int, Int) {
         var size = (width, height)
@@ -77,35 +54,17 @@ final class ChainRenderer {
         }
     }
 
-    init(source: ChainSource, filters: [FilterInstance], fuse: Bool = true) throws {
-        // Nodes a later blend reads must end a segment, so their picture exists as a texture,
-        // and that texture is kept (pinned) for the rest of the frame.
-        let referenced = Set(filters.compactMap { f in
-            f.nodeReference ?? (f.declaration.name == NodeInputFilter.name ? f.string("node") : nil)
-        })
-        var segments: [Segment] = [.source([])]
-        var segmentNode: [String?] = [referenced.contains("source") ? "source" : nil]
-        var mustSplit = referenced.contains("source")
-        for (i, f) in filters.enumerated() {
-            let prefix = "f\(i)_"
-            if case .sampling = f.declaration.kind {
-                segments.append(.sampling(prefix, f, []))
-                segmentNode.append(nil)
-            } else if case .average = f.declaration.kind {
-                segments.append(.average(prefix, f, []))
-                segmentNode.append(nil)
-            } else if mustSplit || (!fuse && !segments[segments.count - 1].points.isEmpty) {
-                segments.append(.copy([(prefix, f)]))
-                segmentNode.append(nil)
-            } else {
-                segments[segments.count - 1] = segments[segments.count - 1].appending((prefix, f))
-            }
-            mustSplit = false
-            if let id = f.id, referenced.contains(id) {
-                segmentNode[segmentNode.count - 1] = id
-                mustSplit = true
-            }
-        }
+    /// The plan the passes were made from (`ChainPlan.description` names them).
+    let chainPlan: ChainPlan
+
+    /// `limits`: the current context's, unless a test plans for another GPU.
+    init(source: ChainSource, filters: [FilterInstance], fuse: Bool = true, limits: GPULimits? = nil) throws {
+        let limits = limits ?? GPULimits.current()
+        chainPlan = try ChainPlan(filters: filters, sourceGLSL: source.glsl, fuse: fuse, limits: limits)
+        let segments = chainPlan.segments
+        let segmentNode = chainPlan.segmentNode
+        try ChainRenderer.checkSize(source.width, source.height, limits: limits, of: .input)
+        // A node's picture that later steps read is kept (pinned) for the rest of the frame.
 
         var free: [RenderTarget] = []
         var pinned: [ObjectIdentifier] = []
@@ -116,6 +75,7 @@ final class ChainRenderer {
         func take(_ w: Int, _ h: Int, precise: Bool = false) throws -> RenderTarget {
             let format = GLenum(precise ? GL_RGBA16F : GL_RGBA8)
             if let i = free.firstIndex(where: { $0.width == w && $0.height == h && $0.format == format }) { return free.remove(at: i) }
+            try ChainRenderer.checkSize(w, h, limits: limits, of: .preset(filters.first?.context.origin))
             textureCount += 1
             return try RenderTarget(width: w, height: h, formats: [format], filter: GL_LINEAR)
         }
@@ -204,21 +164,8 @@ final class ChainRenderer {
                 for (k, (passSource, divisor)) in plan.enumerated() {
                     let last = k == plan.count - 1
                     let passSize = last ? filterSize : (max(1, (filterSize.0 + divisor - 1) / divisor), max(1, (filterSize.1 + divisor - 1) / divisor))
-                    let text = ChainRenderer.header + """
-                    uniform highp sampler2D \(prefix)input;
-                    uniform highp sampler2D \(prefix)source;
-                    uniform vec2 \(prefix)inputSize;
-                    uniform vec2 \(prefix)sourceSize;
-
-                    """ + glsl.replacingAll("{{p}}", with: prefix) + "\n" + passSource.replacingAll("{{p}}", with: prefix) + "\n"
-                        + (last ? declarations : "") + """
-                    out vec4 fragColor;
-                    void main() {
-                        vec2 uv = gl_FragCoord.xy / outSize;
-                        vec4 c = \(prefix)run(uv);
-                    \(last ? calls : "")    fragColor = c;
-                    }
-                    """
+                    let text = ChainPlan.samplingPassText(prefix: prefix, glsl: glsl, pass: passSource,
+                                                          declarations: last ? declarations : "", calls: last ? calls : "")
                     let program: ShaderProgram
                     do { program = try ShaderProgram(checking: text, label: "\(f.declaration.name) pass \(k + 1)") } catch let e as ShaderCompileError {
                         throw ChainRenderer.authorError(e, filter: f, index: Int(prefix.dropFirst().dropLast()) ?? 0)
@@ -249,18 +196,28 @@ final class ChainRenderer {
         try FrameRenderer.checkError("setting up the filter chain")
     }
 
+    /// Whose fault a picture too large for the GPU is: the input's (exit 66), or the preset's
+    /// (exit 67, its file) when a filter (a resize) makes it so.
+    enum PictureOwner {
+        case input
+        case preset(String?)
+    }
+
+    /// Refuses a texture larger than the GPU holds before GL fails on it.
+    static func checkSize(_ w: Int, _ h: Int, limits: GPULimits, of owner: PictureOwner) throws {
+        guard w > limits.maxTextureSize || h > limits.maxTextureSize else { return }
+        let most = "this GPU's textures go up to \(limits.maxTextureSize)x\(limits.maxTextureSize)"
+        switch owner {
+        case .input: throw GPUEncodeError(.input, "the picture is \(w)x\(h); \(most)")
+        case .preset(let file): throw GPUEncodeError(.preset, path: file, "the preset makes a \(w)x\(h) picture; \(most)")
+        }
+    }
+
     /// A pass that reads the previous picture pixel for pixel and runs point filters on it.
     private func copyPass(reading input: RenderTarget, into target: RenderTarget, declarations: String, calls: String,
                           points: [(String, FilterInstance)], label: String,
                           resources: inout [String: [String: ResourceTexture]], nodes: [String: RenderTarget]) throws -> Pass {
-        let program = try ShaderProgram(fragment: ChainRenderer.header + "uniform highp sampler2D prevTex;\n" + declarations + """
-        out vec4 fragColor;
-        void main() {
-            vec2 uv = gl_FragCoord.xy / outSize;
-            vec4 c = texelFetch(prevTex, ivec2(gl_FragCoord.xy), 0);
-        \(calls)    fragColor = c;
-        }
-        """, label: label)
+        let program = try ShaderProgram(fragment: ChainPlan.copyPassText(declarations: declarations, calls: calls), label: label)
         program.use()
         program.set("prevTex", int: 0)
         return Pass(program: program, target: target, input: input, source: input,
@@ -271,7 +228,7 @@ final class ChainRenderer {
     /// A custom shader's compile error, told in the author's terms: the preset, the filter and the
     /// line of the shader's own text (its source is numbered from 1 by a #line directive).
     static func authorError(_ e: ShaderCompileError, filter f: FilterInstance, index: Int) -> GPUEncodeError {
-        guard f.declaration.category == .custom else { return GPUEncodeError(.gpu, e.description) }
+        guard f.declaration.category == .custom else { return GPUEncodeError(.preset, e.description) }
         var lines: [String] = []
         for line in e.log.split(separator: "\n") {
             var text = String(line)
@@ -363,11 +320,5 @@ final class ChainRenderer {
     }
     """
 
-    static let header = """
-    #version 300 es
-    precision highp float;
-    precision highp int;
-    precision highp sampler3D;
-
-    """ + FilterCodegen.builtins
+    static var header: String { ChainPlan.header }
 }

@@ -124,13 +124,18 @@ public final class FrameRenderer {
     /// Frames submitted and not yet collected.
     public var pendingFrames: Int { pendingReads.count }
 
+    /// `limits`: the current context's, unless a test plans for another GPU.
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
-                pixelBuffers: Bool = false) throws {
+                pixelBuffers: Bool = false, limits: GPULimits? = nil) throws {
         geometry = g
         self.path = path
+        let limits = limits ?? GPULimits.current()
+        try ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: limits, of: .input)
+        try ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: limits, of: .preset(filters.first?.context.origin))
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
-        let direct = path == .direct && !ChainRenderer.needsSampling(filters)
+        // A point chain too big for one shader goes through the chain's passes, which split it.
+        let direct = path == .direct && !ChainRenderer.needsSampling(filters) && FrameRenderer.fusesInOnePass(filters, limits: limits)
         // Upright 4:2:0 (most video) takes the packed path: planes as RGBA8 textures a quarter as
         // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
         // more than the arithmetic around it.
@@ -208,14 +213,8 @@ public final class FrameRenderer {
             }
             if packed { nv12 = made[0].1 }
         } else {
-            let chainSource = ChainSource(glsl: FrameRenderer.sourceUniforms + """
-            vec4 sourcePixel(vec2 p) {
-                vec3 yuv = sourceAt(srcFromOut * p + srcOffset);
-                return vec4(clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0), 1.0);
-            }
-
-            """, width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
-            let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused)
+            let chainSource = ChainSource(glsl: FrameRenderer.chainSourceGLSL, width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
+            let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, limits: limits)
             self.chain = chain
             if writesNV12 {
                 // One pass from the chain's RGBA to NV12, a 4x2 block per fragment.
@@ -243,6 +242,41 @@ public final class FrameRenderer {
 
     deinit {
         glDeleteVertexArrays(1, &vao)
+    }
+
+    /// The first pass of a chain over video: the source planes, converted to RGB.
+    static let chainSourceGLSL = sourceUniforms + """
+    vec4 sourcePixel(vec2 p) {
+        vec3 yuv = sourceAt(srcFromOut * p + srcOffset);
+        return vec4(clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0), 1.0);
+    }
+
+    """
+
+    /// The passes a video renderer on a GPU with `limits` makes of `filters`, one line each, as
+    /// `init` decides them (the fused single pass, or the chain's plan). Throws the preset error the
+    /// renderer would throw. `gpuencode validate` calls this, so it predicts what runs.
+    public static func passPlan(_ filters: [FilterInstance], limits: GPULimits, path: RenderPath = .direct) throws -> [String] {
+        if filters.isEmpty { return [] }
+        if path == .direct && !ChainRenderer.needsSampling(filters) && fusesInOnePass(filters, limits: limits) {
+            return ["pass 1: source, \(filters.map(\.declaration.name).joined(separator: ", ")), to Y'CbCr (filters: \(fusedNeeds(filters)))"]
+        }
+        return try ChainPlan(filters: filters, sourceGLSL: chainSourceGLSL, fuse: path != .unfused, limits: limits).description
+    }
+
+    /// Whether the whole point chain fits the single fused program of the direct path (the
+    /// largest of its luma, chroma and packed shaders) on a GPU with `limits`.
+    static func fusesInOnePass(_ filters: [FilterInstance], limits: GPULimits) -> Bool {
+        let own = [packedBlockMain, directLumaMain, directChromaMain].map { ShaderNeeds(glsl: ChainPlan.header + sourceUniforms + $0) }
+        let base = own.max { $0.uniformVectors + $0.samplers < $1.uniformVectors + $1.samplers }!
+        let needs = fusedNeeds(filters)
+        // One custom filter of uncounted size runs there as before: the linker has the last word.
+        return base.fits(with: needs, in: limits) || (filters.count == 1 && needs.unknown)
+    }
+
+    /// What the point filters of the direct path's `filtered()` need, with the prefixes it gives them.
+    private static func fusedNeeds(_ filters: [FilterInstance]) -> ShaderNeeds {
+        filters.enumerated().reduce(ShaderNeeds()) { $0 + ShaderNeeds(glsl: FilterCodegen.function($1.1, prefix: "f\($1.0)_")) }
     }
 
     static func isUpright420(_ g: RenderGeometry) -> Bool {
@@ -374,7 +408,8 @@ public final class FrameRenderer {
 
     static func checkError(_ what: String) throws {
         let e = glGetError()
-        guard e == GL_NO_ERROR else { throw GPUEncodeError(.gpu, "OpenGL error 0x\(String(e, radix: 16)) while \(what)") }
+        // Sizes and limits are checked before any GL call, so an error here is ours (or the driver's).
+        guard e == GL_NO_ERROR else { throw GPUEncodeError(.internal, "OpenGL error 0x\(String(e, radix: 16)) while \(what)") }
     }
 
     /// The source planes and how to sample them; shared by the fused passes and the chain's first pass.

@@ -14,7 +14,8 @@ public final class ImageRenderer {
     public var statistics: [(name: String, value: [Double])] { chain.statistics }
 
     /// `fuse: false` renders each point filter in a pass of its own (the reference for fusion).
-    public init(width: Int, height: Int, filters: [FilterInstance], fuse: Bool = true) throws {
+    /// `limits`: the current context's, unless a test plans for a smaller GPU.
+    public init(width: Int, height: Int, filters: [FilterInstance], fuse: Bool = true, limits: GPULimits? = nil) throws {
         inputWidth = width
         inputHeight = height
         glGenVertexArrays(1, &vao)
@@ -26,7 +27,7 @@ public final class ImageRenderer {
 
         """
         chain = try ChainRenderer(source: ChainSource(glsl: glsl, width: width, height: height, setUp: { $0.set("sourceImage", int: 0) }),
-                                  filters: filters, fuse: fuse)
+                                  filters: filters, fuse: fuse, limits: limits)
     }
 
     deinit {

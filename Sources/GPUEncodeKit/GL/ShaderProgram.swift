@@ -24,10 +24,11 @@ final class ShaderProgram {
     }
     """
 
-    /// Compile failures are GPU errors (exit 69) here: our own shaders must compile.
+    /// Compile failures are preset errors (exit 67) here: our own shaders compile on every ES 3
+    /// GPU, so what fails is the preset's code fused into them. (Exit 69 is kept for "no GPU".)
     convenience init(fragment: String, label: String) throws {
         do { try self.init(checking: fragment, label: label) } catch let e as ShaderCompileError {
-            throw GPUEncodeError(.gpu, e.description)
+            throw GPUEncodeError(.preset, e.description)
         }
     }
 
@@ -46,7 +47,9 @@ final class ShaderProgram {
         guard ok == GL_TRUE else {
             let log = ShaderProgram.infoLog(id, program: true)
             glDeleteProgram(id)
-            throw GPUEncodeError(.gpu, "linking the \(label) shader failed: \(log)")
+            // The pass plan keeps within the GPU's counted limits, so this is a custom shader whose
+            // size could not be counted, or a driver counting differently: the preset does not fit.
+            throw GPUEncodeError(.preset, "the preset does not fit this GPU: linking the \(label) shader failed: \(log)")
         }
     }
 
@@ -209,7 +212,7 @@ final class RenderTarget {
         glDrawBuffers(GLsizei(buffers.count), buffers)
         let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
         guard status == GL_FRAMEBUFFER_COMPLETE else {
-            throw GPUEncodeError(.gpu, "framebuffer \(width)x\(height) incomplete (0x\(String(status, radix: 16)))")
+            throw GPUEncodeError(.internal, "framebuffer \(width)x\(height) incomplete (0x\(String(status, radix: 16)))")
         }
         if formats.allSatisfy({ $0 == GLenum(GL_R8) }) {
             var format: GLint = 0, type: GLint = 0

@@ -33,6 +33,9 @@ public struct EncoderSettings: Sendable {
     public init() {}
 
     public static let x264Presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+    /// The H.264 profiles libx264 accepts (x264_param_apply_profile); any other name used to fail
+    /// only when the encoder opened (exit 74), so the options are checked against this list upfront.
+    public static let h264Profiles = ["baseline", "main", "high", "high10", "high422", "high444"]
     public static let x264Tunes = ["film", "animation", "grain", "stillimage", "psnr", "ssim", "fastdecode", "zerolatency"]
 
     /// The NVENC preset (p1 fastest … p7 slowest, p4 its default) nearest an x264 preset (medium → p4).

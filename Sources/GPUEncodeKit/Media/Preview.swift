@@ -64,6 +64,7 @@ public enum Preview {
                                                             range: dec.color_range)
             let geometry = RenderGeometry(width: frame.frame.pointee.width, height: frame.frame.pointee.height, format: working,
                                           rotation: input.rotation)
+            try PictureSize.check(geometry, input: path)
             var converter = FrameConverter()
             defer { converter.release() }
             guard let planar = converter.convert(frame.frame, to: working, width: geometry.sourceWidth, height: geometry.sourceHeight) else {
@@ -139,11 +140,13 @@ public enum Preview {
         var p: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&p) }
         var keep = false
+        var decodedAny = false
         defer { if !keep { var f: UnsafeMutablePointer<AVFrame>? = frame; av_frame_free(&f) } }
         // Half a frame of slack, so asking for a frame's own time (rounded) finds it.
         let slack = stream.pointee.avg_frame_rate.num > 0 ? 0.5 / av_q2d(stream.pointee.avg_frame_rate) : 0.001
         func receive() -> Double? {
             while avcodec_receive_frame(input.decoder, frame) >= 0 {
+                decodedAny = true
                 let ts = frame.pointee.best_effort_timestamp
                 let t = ts == AV_NOPTS ? seconds : Double(ts) * av_q2d(tb) - start
                 if t + slack >= seconds { return max(0, t) }
@@ -163,6 +166,8 @@ public enum Preview {
             }
             if let t = receive() { keep = true; return (frame, t) }
         }
+        // Not one frame decoded: the data is at fault (as in a transcode), not the time asked for.
+        if !decodedAny { throw GPUEncodeError(.inputDecode, path: input.path, "no video frame could be decoded") }
         return nil
     }
 }

@@ -126,6 +126,7 @@ public final class Transcoder {
         let rotation = bypass ? .none : input.rotation
         geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: rotation,
                                   filters: bypass ? [] : o.preset.filters)
+        try PictureSize.check(geometry, input: o.input, preset: o.preset.origin)
         guard geometry.outputWidth >= 2, geometry.outputHeight >= 2 else {
             throw GPUEncodeError(.input, path: o.input, "video is \(dec.width)x\(dec.height), too small to encode")
         }
@@ -518,8 +519,13 @@ public final class Transcoder {
     }
 
     private func makeRenderer(_ gl: GLContext) throws -> FrameRenderer {
-        try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters, path: options.renderPath,
-                          pixelBuffers: usePixelBuffers(gl))
+        let limits = GPULimits.current()
+        options.log(.info, "GPU limits: \(limits)")
+        for line in (try? FrameRenderer.passPlan(options.preset.filters, limits: limits, path: options.renderPath)) ?? [] {
+            options.log(.info, line)
+        }
+        return try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters, path: options.renderPath,
+                          pixelBuffers: usePixelBuffers(gl), limits: limits)
     }
 
     /// One frame through the GPU into a new 4:2:0 frame carrying the same timestamps.

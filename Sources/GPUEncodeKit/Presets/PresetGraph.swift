@@ -51,6 +51,7 @@ extension PresetReader {
             errors.append(fail(nodesValue, "graph.nodes", "a graph needs at least one node"))
             return nil
         }
+        guard withinGraphBound(list) else { return nil }
         let names = list.map(\.key)
         let known = Set(names)
         var nodes: [String: GraphNode] = [:]

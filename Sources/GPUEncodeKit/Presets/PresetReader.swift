@@ -157,6 +157,7 @@ final class PresetReader {
             errors.append(fail(g, "graph", "give \"filters\" (a chain) or \"graph\", not both"))
         case (.some(let list), nil):
             if case .array(let items) = list.kind {
+                if !withinChainBound(items) { break }
                 let elements = items.enumerated().map { i, item -> ChainElement in
                     if case .object(let m) = item.kind, m.count == 1, m[0].key == "node", case .string(let node) = m[0].value.kind {
                         return .restart(node: node, m[0].value, path: "filters[\(i)].node")

@@ -52,12 +52,12 @@ public struct GPUEncodeError: Error, CustomStringConvertible, Sendable {
 /// The exit codes, for --help and the README.
 public let exitCodeTable: [(code: Int32, meaning: String)] = [
     (0, "success"),
-    (1, "internal error"),
+    (1, "internal error (an unexpected OpenGL error included)"),
     (64, "usage error (bad option, output is the input)"),
     (65, "the input's data could not be decoded"),
-    (66, "input missing, unreadable, not a media file, or without a video stream"),
-    (67, "invalid preset"),
-    (69, "no GPU context could be created"),
+    (66, "input missing, unreadable, not a media file, without a video stream, or a picture smaller than 2x2 or larger than 16384 (or the GPU's texture limit)"),
+    (67, "invalid preset, or one this GPU cannot run (a shader that does not compile or fit, too many filters or passes)"),
+    (69, "no GPU context could be created (or no NVIDIA device for --encoder nvenc / --hwaccel cuda)"),
     (73, "output cannot be created (exists without -y, directory missing or unwritable)"),
     (74, "encoding or writing the output failed"),
     (80, "batch: some jobs failed (the others ran; see the report)"),
