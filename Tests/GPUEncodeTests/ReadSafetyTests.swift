@@ -179,7 +179,7 @@ final class ReadSafetyTests: GPUEncodeTestCase {
             assertRefused(try show(url, ["--allow-path", "/"]), mentioning: ["not a regular file"])
             // As a batch state file, and as a report to merge.
             let asState = try gpuencode(["batch", input.path, "--out-dir", scratch("out").path, "--state", bad], timeout: guardTimeout)
-            assertCleanFailure(asState, exitCodes: [ExitCode.usage], mentioning: ["not a regular file"])
+            assertCleanFailure(asState, exitCodes: [ExitCode.noInput], mentioning: ["not a regular file"])
             let asReport = try gpuencode(["report", "merge", bad, "-o", scratch("merged.json").path], timeout: guardTimeout)
             assertCleanFailure(asReport, exitCodes: [ExitCode.noInput], mentioning: ["not a regular file"])
         }
