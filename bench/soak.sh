@@ -58,7 +58,7 @@ else
   manifest="$OUT/manifest.csv"; echo "input,output" > "$manifest"
   for n in $(seq 1 $(( MINUTES * 120 ))); do echo "clips/c$(( n % 4 + 1 )).mp4,outs/o$n.mp4" >> "$manifest"; done
   mkdir -p "$OUT/outs"
-  "$G" batch "$manifest" --preset "$PRESET" --x264-preset ultrafast --crf 35 --jobs 2 --report "$OUT/report.json" -y &
+  "$G" batch --manifest "$manifest" --preset "$PRESET" --x264-preset ultrafast --crf 35 --jobs 2 --report "$OUT/report.json" -y &
   pid=$!
   sample_until "$pid" $(( MINUTES * 60 ))
   if kill -0 "$pid" 2>/dev/null; then kill -INT "$pid"; wait "$pid"; rc=$?; [ "$rc" -eq 130 ] && rc=0; else wait "$pid"; rc=$?; fi

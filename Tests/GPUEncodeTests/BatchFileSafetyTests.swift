@@ -18,6 +18,23 @@ final class BatchFileSafetyTests: BatchTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: out.path))
     }
 
+    /// A FIFO or a device named as a batch input fails that job (66 in the report, 80 overall) at
+    /// once instead of holding a worker forever; the other jobs run.
+    func testFIFOAndDeviceInputsFailTheirJobsWithoutAHang() throws {
+        let dir = try clips(["a.mp4"], in: "clips")
+        let fifo = scratch("stream.mp4")
+        XCTAssertEqual(mkfifo(fifo.path, 0o600), 0)
+        let result = try batch([dir.appendingPathComponent("a.mp4").path, fifo.path, "/dev/zero", "--out-dir", scratch("out").path,
+                                "--report", scratch("r.json").path] + fast)
+        XCTAssertFalse(result.signalled, result.summary)
+        XCTAssertEqual(result.status, 80, result.summary)
+        let report = statuses(try readJSON(scratch("r.json")))
+        XCTAssertEqual(report.values.filter { $0 == "failed" }.count, 2, "\(report)")
+        XCTAssertEqual(report.values.filter { $0 == "done" || $0 == "succeeded" || $0 == "ok" }.count, 1, "\(report)")
+        XCTAssertTrue(result.stderr.contains("not a regular file"), result.stderr)
+        XCTAssertEqual(partialFiles(workDirectory), [])
+    }
+
     func testTwoBatchesSharingAStateFileKeepEachOthersRecords() throws {
         let one = try clips(["a.mp4", "b.mp4"], in: "one")
         let two = try clips(["c.mp4", "d.mp4"], in: "two")

@@ -321,7 +321,10 @@ def build_cases(root):
         json.dump({'formatVersion': 99, 'jobs': {}}, f)
     add('batch', 'state formatVersion 99', ['batch', clip, '--out-dir', out_dir, '--state', bad_state] + fast, {64, 66, 67}, sentinels=[victim, clip, bad_state])
     add('batch', 'state is /dev/zero', ['batch', clip, '--out-dir', out_dir, '--state', '/dev/zero'] + fast, {64, 66, 73})
-    add('batch', 'manifest is a FIFO', ['batch', fifo, '--out-dir', out_dir] + fast, {64, 66})
+    mfifo = os.path.join(root, 'manifest.csv'); os.mkfifo(mfifo)
+    add('batch', 'manifest is a FIFO', ['batch', '--manifest', mfifo, '--out-dir', out_dir] + fast, {64, 66})
+    add('batch', 'input is a FIFO', ['batch', fifo, '--out-dir', out_dir] + fast, {80}, one_line=False)
+    add('batch', 'input is /dev/zero', ['batch', '/dev/zero', '--out-dir', out_dir] + fast, {80}, one_line=False)
     return cases
 
 

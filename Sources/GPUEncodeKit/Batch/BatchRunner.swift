@@ -110,6 +110,13 @@ public final class BatchRunner: @unchecked Sendable {
         let t0 = monotonicSeconds()
         let record = state?.record(for: job.output)
         var contentHash: String?
+        // A batch runs unattended: a FIFO named as an input would hold a worker forever when nothing
+        // writes to it, and a device (/dev/zero) never ends. One transcode at a shell may read them.
+        var st = stat()
+        if stat(job.input, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG {
+            let what = SafeFile.describe(mode: st.st_mode)
+            return failed(result, GPUEncodeError(.input, path: job.input, "\(what), not a regular file; batch inputs must be regular files"), since: t0)
+        }
         let decision: JobDecision
         do {
             decision = try options.resume.decide(job, record: record) {
