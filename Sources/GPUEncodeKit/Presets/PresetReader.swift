@@ -28,6 +28,12 @@ final class PresetReader {
     let extendsChain: [String]
     var errors: [PresetDiagnostic] = []
     var warnings: [PresetDiagnostic] = []
+    /// How many blends' `with` the reader is inside now: reading one recurses, so a limit keeps a
+    /// hostile file (a blend whose `with` is a blend, 1,000 deep) from overflowing the stack.
+    var nesting = 0
+    static let maxNesting = 32
+    /// `extends` reads its parent with a new reader, recursing the same way.
+    static let maxExtendsDepth = 16
 
     init(origin: String, extendsChain: [String]) {
         self.origin = origin
@@ -55,8 +61,18 @@ final class PresetReader {
         return nil
     }
 
+    /// Names for an error message, the first few only: a message per bad reference that listed
+    /// every node of a 100,000-node graph made reading it quadratic.
+    func listed(_ names: [String], limit: Int = 12) -> String {
+        guard names.count > limit else { return names.joined(separator: ", ") }
+        return names.prefix(limit).joined(separator: ", ") + " and \(names.count - limit) more"
+    }
+
     func hint(_ word: String, _ candidates: [String]) -> String {
-        suggestion(for: word, among: candidates).map { " (did you mean \"\($0)\"?)" } ?? ""
+        // An edit distance per candidate costs far more than the rest of an error: past the first
+        // hundred errors (a generated file with 100,000 unknown keys) nobody reads the hints.
+        guard errors.count < 100 else { return "" }
+        return suggestion(for: word, among: candidates).map { " (did you mean \"\($0)\"?)" } ?? ""
     }
 
     func members(_ value: JSONValue, _ path: String) throws -> [(key: String, value: JSONValue)] {
@@ -86,8 +102,13 @@ final class PresetReader {
     // MARK: - The preset
 
     func read(text: String) -> Preset? {
+        read(bytes: Array(text.utf8))
+    }
+
+    /// A file's bytes as read, so invalid UTF-8 is reported where it is rather than decoded away.
+    func read(bytes: [UInt8]) -> Preset? {
         do {
-            return read(root: try JSONParser.parse(text))
+            return read(root: try JSONParser.parse(bytes: bytes))
         } catch let e as JSONSyntaxError {
             errors.append(PresetDiagnostic(.error, file: origin, line: e.line, column: e.column, path: "", "invalid JSON: \(e.message)"))
         } catch {
@@ -226,13 +247,13 @@ final class PresetReader {
     func loadParent(_ ext: JSONValue) -> (preset: Preset, origin: String)? {
         guard let spec = attempt({ try string(ext, "extends") }) else { return nil }
         let parentOrigin: String
-        let text: String
+        let text: [UInt8]
         if Preset.isPath(spec) {
             var spec = Substring(spec)
             while spec.hasPrefix("./") { spec = spec.dropFirst(2) }
             let relative = String(spec)
             parentOrigin = relative.hasPrefix("/") || origin.hasPrefix("builtin:") ? relative : context.resolve(relative)
-            do { text = try readTextFile(parentOrigin) } catch let e as FileReadError {
+            do { text = try readBinaryFile(parentOrigin) } catch let e as FileReadError {
                 errors.append(fail(ext, "extends", "cannot read \(parentOrigin): \(e.reason)"))
                 return nil
             } catch { return nil }
@@ -242,15 +263,19 @@ final class PresetReader {
                 return nil
             }
             parentOrigin = "builtin:\(spec)"
-            text = json
+            text = Array(json.utf8)
         }
         let chain = extendsChain + [origin]
+        guard chain.count <= Self.maxExtendsDepth else {
+            errors.append(fail(ext, "extends", "presets extend each other more than \(Self.maxExtendsDepth) levels deep"))
+            return nil
+        }
         if let i = chain.firstIndex(where: { sameFile($0, parentOrigin) }) {
             errors.append(fail(ext, "extends", "extends cycle: \((chain[i...] + [parentOrigin]).joined(separator: " -> "))"))
             return nil
         }
         let reader = PresetReader(origin: parentOrigin, extendsChain: chain)
-        let preset = reader.read(text: text)
+        let preset = reader.read(bytes: text)
         errors.append(contentsOf: reader.errors)
         guard reader.errors.isEmpty, let preset else { return nil }
         return (preset, parentOrigin)
@@ -267,11 +292,14 @@ final class PresetReader {
     func applyOverrides(_ overrides: JSONValue, to filters: inout [FilterInstance], parentOrigin: String) {
         guard let list = attempt({ try members(overrides, "parameters") }) else { return }
         let ids = filters.compactMap(\.id)
+        // Looked up per override: a scan of the filters for each was quadratic.
+        var indexOfId: [String: Int] = [:]
+        for (i, f) in filters.enumerated() { if let id = f.id, indexOfId[id] == nil { indexOfId[id] = i } }
         for (key, obj) in list {
             let path = "parameters.\(key)"
-            let index = Int(key).flatMap { $0 >= 0 && $0 < filters.count ? $0 : nil } ?? filters.firstIndex { $0.id == key }
+            let index = Int(key).flatMap { $0 >= 0 && $0 < filters.count ? $0 : nil } ?? indexOfId[key]
             guard let index else {
-                let names = ids.isEmpty ? "" : " or an id (\(ids.joined(separator: ", ")))"
+                let names = ids.isEmpty ? "" : " or an id (\(listed(ids)))"
                 errors.append(fail(obj, path, "\(parentOrigin) has no filter \"\(key)\"\(hint(key, ids)); use a position 0...\(filters.count - 1)\(names)"))
                 continue
             }
@@ -332,8 +360,10 @@ final class PresetReader {
         func checkNode(_ node: String, _ at: JSONValue, _ path: String, what: String) -> Bool {
             used.insert(node)
             if node == "source" || ids[node] != nil { return true }
-            let known = (["source"] + ids.keys.sorted()).joined(separator: ", ")
-            errors.append(fail(at, path, "no earlier filter has id \"\(node)\"\(hint(node, Array(ids.keys))); \(what) can read \(known)"))
+            // Sorted and hinted only while short: this runs once per bad reference.
+            let known = ids.count > 12 ? "source, " + listed(Array(ids.keys.prefix(12)), limit: 12) + " and \(ids.count - 12) more"
+                                       : (["source"] + ids.keys.sorted()).joined(separator: ", ")
+            errors.append(fail(at, path, "no earlier filter has id \"\(node)\"\(ids.count <= 256 ? hint(node, Array(ids.keys)) : ""); \(what) can read \(known)"))
             return false
         }
         for element in elements {
@@ -552,6 +582,11 @@ final class PresetReader {
 
     /// A blend's `with`: a colour, an image file, or a generator object.
     func secondInput(_ value: JSONValue, _ path: String) throws -> FilterInstance {
+        guard nesting < Self.maxNesting else {
+            throw fail(value, path, "blends are nested more than \(Self.maxNesting) deep (a \"with\" inside a \"with\"...); use a graph or {\"node\": ...} steps instead")
+        }
+        nesting += 1
+        defer { nesting -= 1 }
         func generator(_ name: String) throws -> FilterDeclaration {
             guard let d = FilterRegistry.named(name) else { throw fail(value, path, "this build has no \(name) filter") }
             return d
