@@ -61,7 +61,9 @@ struct PreviewCommand: ParsableCommand {
 
     func validate() throws {
         try comparison.validate(animate: false)
-        guard at >= 0 else { throw ValidationError("--at must not be negative") }
+        guard Preview.timeRange.contains(at) else {
+            throw ValidationError("--at must be a time from 0 to \(roundedSeconds(Preview.timeRange.upperBound, places: 0)) seconds")
+        }
         guard ImageIO.isImagePath(output) else { throw ValidationError("-o must name a .png or .jpg file") }
         if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
     }
@@ -80,7 +82,7 @@ struct PreviewCommand: ParsableCommand {
             let image = try session.render(preset.filters)
             try ImageIO.write(image, to: output, overwrite: overwrite)
             if verbose {
-                let when = session.time.map { "frame at \(String(Double(Int($0 * 1000)) / 1000)) s" } ?? "still image"
+                let when = session.time.map { "frame at \(roundedSeconds($0, places: 3)) s" } ?? "still image"
                 fputs("gpuencode: wrote \(output): \(image.width)x\(image.height), \(when), preset \(preset.name), \(session.renderer)\n", stderr)
             }
         } catch let error as GPUEncodeError {

@@ -146,8 +146,12 @@ struct GPUEncode: ParsableCommand {
             throw ValidationError("unknown --tune \(tune); use one of \(EncoderSettings.x264Tunes.joined(separator: ", "))")
         }
         if let bitrate, parseBitrate(bitrate) == nil { throw ValidationError("--bitrate \(bitrate) is not a rate such as 4M, 2500k or 800000") }
-        if let keyint, keyint < 1 { throw ValidationError("--keyint must be at least 1") }
-        guard threads >= 0 else { throw ValidationError("--threads cannot be negative") }
+        if let keyint, !EncoderSettings.keyintRange.contains(keyint) {
+            throw ValidationError("--keyint must be a number of frames from \(EncoderSettings.keyintRange.lowerBound) to \(EncoderSettings.keyintRange.upperBound)")
+        }
+        guard EncoderSettings.threadsRange.contains(threads) else {
+            throw ValidationError("--threads must be from \(EncoderSettings.threadsRange.lowerBound) to \(EncoderSettings.threadsRange.upperBound)")
+        }
         guard ["direct", "rgba", "unfused"].contains(renderPath) else { throw ValidationError("--render-path must be direct, rgba or unfused") }
         if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
         if let hwaccel, HardwareAcceleration(rawValue: hwaccel) == nil { throw ValidationError("--hwaccel must be none, cuda or auto") }

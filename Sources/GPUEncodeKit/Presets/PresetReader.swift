@@ -34,6 +34,8 @@ final class PresetReader {
     static let maxNesting = 32
     /// `extends` reads its parent with a new reader, recursing the same way.
     static let maxExtendsDepth = 16
+    /// The largest bound a custom shader's float parameter may declare: well inside a GLSL float.
+    static let maxShaderFloat = 1e30
 
     init(origin: String, extendsChain: [String]) {
         self.origin = origin
@@ -230,7 +232,10 @@ final class PresetReader {
                     if key == "tune" { s.tune = word } else { s.x264Preset = word }
                 case "keyint":
                     let n = try number(v, p)
-                    guard n == n.rounded(), n >= 1, n <= 100_000 else { throw fail(v, p, "expected a whole number of frames, 1 or more, found \(formatNumber(n))") }
+                    let r = EncoderSettings.keyintRange
+                    guard n == n.rounded(), n >= Double(r.lowerBound), n <= Double(r.upperBound) else {
+                        throw fail(v, p, "expected a whole number of frames from \(r.lowerBound) to \(r.upperBound), found \(formatNumber(n))")
+                    }
                     s.keyint = Int(n)
                 default:
                     throw fail(v, p, "unknown encoder setting\(hint(key, Self.encodeMembers)); \"encode\" takes \(Self.encodeMembers.joined(separator: ", "))")
@@ -515,9 +520,20 @@ final class PresetReader {
                     hi = try number(bounds[1], p + ".range[1]")
                     guard lo <= hi else { throw fail(r, p + ".range", "min is above max") }
                 }
+                // The shader gets a 32-bit int or float: a bound beyond those (a range of ±1e300
+                // made Int() trap) means nothing to it.
+                let limit = typeName == "int" ? Double(Int32.max) : Self.maxShaderFloat
+                guard lo >= -limit, hi <= limit else {
+                    throw fail(spec["range"] ?? spec, p + ".range", "a \(typeName) parameter's range must lie within ±\(formatNumber(limit))")
+                }
                 let type: ParameterType
                 switch typeName {
-                case "int": type = .int(range: Int(lo.rounded(.up))...Int(hi.rounded(.down)))
+                case "int":
+                    let (l, h) = (lo.rounded(.up), hi.rounded(.down))
+                    guard l <= h, let low = Int(wholeNumber: l), let high = Int(wholeNumber: h) else {
+                        throw fail(spec["range"] ?? spec, p + ".range", "the range holds no whole number")
+                    }
+                    type = .int(range: low...high)
                 case "bool": type = .bool
                 case "vec2": type = .vector(count: 2, range: lo...hi)
                 case "vec3": type = .vector(count: 3, range: lo...hi)
@@ -635,10 +651,10 @@ final class PresetReader {
             return .float(n)
         case .int(let range):
             let n = try number(value, path)
-            guard n == n.rounded(), n >= Double(range.lowerBound), n <= Double(range.upperBound) else {
+            guard let i = Int(wholeNumber: n), range.contains(i) else {
                 throw fail(value, path, "expected a whole number in \(range.lowerBound)...\(range.upperBound), found \(formatNumber(n))")
             }
-            return .int(Int(n))
+            return .int(i)
         case .bool:
             guard case .bool(let b) = value.kind else { throw fail(value, path, "expected true or false, found \(value.typeName)") }
             return .bool(b)
