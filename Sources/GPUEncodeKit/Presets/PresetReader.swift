@@ -524,7 +524,7 @@ final class PresetReader {
                 // made Int() trap) means nothing to it.
                 let limit = typeName == "int" ? Double(Int32.max) : Self.maxShaderFloat
                 guard lo >= -limit, hi <= limit else {
-                    throw fail(spec["range"] ?? spec, p + ".range", "a \(typeName) parameter's range must lie within ±\(formatNumber(limit))")
+                    throw fail(spec["range"] ?? spec, p + ".range", "the range of a \(typeName) parameter must lie within ±\(formatNumber(limit))")
                 }
                 let type: ParameterType
                 switch typeName {
