@@ -156,7 +156,7 @@ struct PreviewCommand: ParsableCommand {
         func stamp(_ path: String) -> [Int] {
             var st = stat()
             guard stat(path, &st) == 0 else { return [] }
-            return [Int(st.st_mtim.tv_sec), Int(st.st_mtim.tv_nsec), Int(st.st_size), Int(st.st_ino)]
+            return [Int(st.st_mtim.tv_sec), Int(st.st_mtim.tv_nsec), Int(st.st_size), Int(truncatingIfNeeded: st.st_ino)]
         }
 
         func monotonicSeconds() -> Double {
