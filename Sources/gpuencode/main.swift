@@ -133,7 +133,7 @@ struct GPUEncode: ParsableCommand {
     mutating func validate() throws {
         if listPresets { return }
         if let n = benchmarkFilters {
-            guard n > 0, input != nil else { throw ValidationError("--benchmark-filters N needs N > 0 and an input file") }
+            guard (1...1_000_000).contains(n), input != nil else { throw ValidationError("--benchmark-filters N needs N from 1 to 1000000 and an input file") }
             return
         }
         guard input != nil, output != nil else { throw ValidationError("give an input and an output file, e.g. gpuencode in.mp4 out.mp4 --preset sepia") }
