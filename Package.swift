@@ -1,6 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// .ci/fuzz sets GPUENCODE_FUZZ=1 (and a scratch path of its own) to build GPUEncodeFuzz with
+// libFuzzer. The flags cannot come from `swift build -Xswiftc -sanitize=fuzzer` or `--sanitize
+// fuzzer`: those reach every executable of the build, PresetEmbedder (run by the EmbedPresets
+// plugin) too, which then links libFuzzer's main() and no longer builds or runs. Here they go to
+// the code under test (instrumented) and to the fuzz program alone (linked with libFuzzer).
+let fuzzing = Context.environment["GPUENCODE_FUZZ"] == "1"
+let fuzzInstrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
+
 let package = Package(
     name: "gpuencode",
     products: [
@@ -28,6 +36,7 @@ let package = Package(
         .target(
             name: "GPUEncodeKit",
             dependencies: ["CFFmpeg", "CEGL", "CShim"],
+            swiftSettings: fuzzInstrumented,
             plugins: ["EmbedPresets"]
         ),
         .executableTarget(
@@ -48,7 +57,19 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-use-ld=lld"])]
         ),
         .plugin(name: "EmbedPresets", capability: .buildTool(), dependencies: ["PresetEmbedder"]),
-        .testTarget(name: "GPUEncodeTests", dependencies: ["GPUEncodeKit"], path: "Tests/GPUEncodeTests"),
+        // The parsers that read untrusted files, run together on one input: by the fuzzer below
+        // and by ParserFuzzRegressionTests, which replays every crash the fuzzer ever found.
+        .target(name: "ParserFuzzHarness", dependencies: ["GPUEncodeKit"], path: "Fuzz/Harness", swiftSettings: fuzzInstrumented),
+        // libFuzzer's entry point when fuzzing; otherwise a program that replays files through the
+        // harness, so a plain `swift build` needs no sanitizer.
+        .executableTarget(
+            name: "GPUEncodeFuzz",
+            dependencies: ["ParserFuzzHarness"],
+            path: "Fuzz/Target",
+            swiftSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address", "-parse-as-library"]), .define("FUZZING")] : [],
+            linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
+        ),
+        .testTarget(name: "GPUEncodeTests", dependencies: ["GPUEncodeKit", "ParserFuzzHarness"], path: "Tests/GPUEncodeTests"),
         // Each filter on the GPU against a CPU reference written in the tests (Double precision).
         .testTarget(name: "FilterTests", dependencies: ["GPUEncodeKit"], path: "Tests/FilterTests"),
     ],

@@ -157,9 +157,13 @@ struct BatchCommand: ParsableCommand {
             throw ValidationError("unknown --profile \(profile); use one of \(EncoderSettings.h264Profiles.joined(separator: ", "))")
         }
         if let bitrate, parseRate(bitrate) == nil { throw ValidationError("--bitrate \(bitrate) is not a rate such as 4M, 2500k or 800000") }
-        if let keyint, keyint < 1 { throw ValidationError("--keyint must be at least 1") }
+        if let keyint, !EncoderSettings.keyintRange.contains(keyint) {
+            throw ValidationError("--keyint must be a number of frames from \(EncoderSettings.keyintRange.lowerBound) to \(EncoderSettings.keyintRange.upperBound)")
+        }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
-        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+        if let threads, !(1...EncoderSettings.threadsRange.upperBound).contains(threads) {
+            throw ValidationError("--threads must be from 1 to \(EncoderSettings.threadsRange.upperBound)")
+        }
         if let shardCount, shardCount < 1 { throw ValidationError("--shard-count must be at least 1") }
         if skipExisting && force { throw ValidationError("--skip-existing and --force contradict each other") }
         if failFast && continueOnError { throw ValidationError("--fail-fast and --continue-on-error contradict each other") }

@@ -57,7 +57,9 @@ struct ContactSheetCommand: ParsableCommand {
     var verbose = false
 
     func validate() throws {
-        guard at >= 0 else { throw ValidationError("--at must not be negative") }
+        guard Preview.timeRange.contains(at) else {
+            throw ValidationError("--at must be a time from 0 to \(roundedSeconds(Preview.timeRange.upperBound, places: 0)) seconds")
+        }
         guard ImageIO.isImagePath(output) else { throw ValidationError("-o must name a .png or .jpg file") }
         if let columns, columns < 1 { throw ValidationError("--columns must be at least 1") }
         guard (16...4096).contains(tileWidth) else { throw ValidationError("--tile-width must be between 16 and 4096") }
@@ -90,7 +92,7 @@ struct ContactSheetCommand: ParsableCommand {
             gpuencode_install_signal_handlers()
             try ImageIO.write(sheet, to: output, overwrite: overwrite, stopIfInterrupted: true)
             if verbose {
-                let when = session.time.map { "frame at \(String(Double(Int($0 * 1000)) / 1000)) s" } ?? "still image"
+                let when = session.time.map { "frame at \(roundedSeconds($0, places: 3)) s" } ?? "still image"
                 fputs("gpuencode: wrote \(output): \(sheet.width)x\(sheet.height), \(list.count) presets in \(layout.columns)x\(layout.rows) tiles of \(layout.tileWidth)x\(layout.tileHeight), \(when), \(session.renderer)\n", stderr)
             }
         } catch let error as GPUEncodeError {

@@ -63,7 +63,9 @@ struct PreviewCommand: ParsableCommand {
 
     func validate() throws {
         try comparison.validate(animate: false)
-        guard at >= 0 else { throw ValidationError("--at must not be negative") }
+        guard Preview.timeRange.contains(at) else {
+            throw ValidationError("--at must be a time from 0 to \(roundedSeconds(Preview.timeRange.upperBound, places: 0)) seconds")
+        }
         guard ImageIO.isImagePath(output) else { throw ValidationError("-o must name a .png or .jpg file") }
         if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
     }
@@ -85,7 +87,7 @@ struct PreviewCommand: ParsableCommand {
             gpuencode_install_signal_handlers()
             try ImageIO.write(image, to: output, overwrite: overwrite, stopIfInterrupted: true)
             if verbose {
-                let when = session.time.map { "frame at \(String(Double(Int($0 * 1000)) / 1000)) s" } ?? "still image"
+                let when = session.time.map { "frame at \(roundedSeconds($0, places: 3)) s" } ?? "still image"
                 fputs("gpuencode: wrote \(output): \(image.width)x\(image.height), \(when), preset \(preset.name), \(session.renderer)\n", stderr)
             }
         } catch let error as GPUEncodeError {
@@ -160,7 +162,7 @@ struct PreviewCommand: ParsableCommand {
         func stamp(_ path: String) -> [Int] {
             var st = stat()
             guard stat(path, &st) == 0 else { return [] }
-            return [Int(st.st_mtim.tv_sec), Int(st.st_mtim.tv_nsec), Int(st.st_size), Int(st.st_ino)]
+            return [Int(st.st_mtim.tv_sec), Int(st.st_mtim.tv_nsec), Int(st.st_size), Int(truncatingIfNeeded: st.st_ino)]
         }
 
         func monotonicSeconds() -> Double {

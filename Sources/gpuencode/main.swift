@@ -135,7 +135,7 @@ struct GPUEncode: ParsableCommand {
     mutating func validate() throws {
         if listPresets { return }
         if let n = benchmarkFilters {
-            guard n > 0, input != nil else { throw ValidationError("--benchmark-filters N needs N > 0 and an input file") }
+            guard (1...1_000_000).contains(n), input != nil else { throw ValidationError("--benchmark-filters N needs N from 1 to 1000000 and an input file") }
             return
         }
         guard input != nil, output != nil else { throw ValidationError("give an input and an output file, e.g. gpuencode in.mp4 out.mp4 --preset sepia") }
@@ -151,8 +151,12 @@ struct GPUEncode: ParsableCommand {
             throw ValidationError("unknown --tune \(tune); use one of \(EncoderSettings.x264Tunes.joined(separator: ", "))")
         }
         if let bitrate, parseBitrate(bitrate) == nil { throw ValidationError("--bitrate \(bitrate) is not a rate such as 4M, 2500k or 800000") }
-        if let keyint, keyint < 1 { throw ValidationError("--keyint must be at least 1") }
-        guard threads >= 0 else { throw ValidationError("--threads cannot be negative") }
+        if let keyint, !EncoderSettings.keyintRange.contains(keyint) {
+            throw ValidationError("--keyint must be a number of frames from \(EncoderSettings.keyintRange.lowerBound) to \(EncoderSettings.keyintRange.upperBound)")
+        }
+        guard EncoderSettings.threadsRange.contains(threads) else {
+            throw ValidationError("--threads must be from \(EncoderSettings.threadsRange.lowerBound) to \(EncoderSettings.threadsRange.upperBound)")
+        }
         guard ["direct", "rgba", "unfused"].contains(renderPath) else { throw ValidationError("--render-path must be direct, rgba or unfused") }
         if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
         if let hwaccel, HardwareAcceleration(rawValue: hwaccel) == nil { throw ValidationError("--hwaccel must be none, cuda or auto") }

@@ -370,7 +370,9 @@ enum Manifest {
                 o.bitrate = b
             }
             if let s = v["keyint"] {
-                guard let k = Int(s), k >= 1 else { throw GPUEncodeError(.usage, path: r.origin, "keyint \(s) must be a whole number of frames, at least 1") }
+                guard let k = Int(s), EncoderSettings.keyintRange.contains(k) else {
+                    throw GPUEncodeError(.usage, path: r.origin, "keyint \(s) must be a whole number of frames from \(EncoderSettings.keyintRange.lowerBound) to \(EncoderSettings.keyintRange.upperBound)")
+                }
                 o.keyint = k
             }
             if let s = v["profile"] {

@@ -98,7 +98,8 @@ public enum BatchReport {
         for j in jobs {
             if let s = j["status"]?.stringValue.flatMap(JobStatus.init(rawValue:)) { counts[s, default: 0] += 1 }
             if j["status"]?.stringValue == "ok" {
-                frames += Int(j["framesOut"]?.numberValue ?? 0)
+                // A report is read back from disk: its numbers are checked, not trusted to fit.
+                frames = frames &+ (Int(inRange: j["framesOut"]?.numberValue ?? 0) ?? 0)
                 bytes += j["outputBytes"]?.numberValue ?? 0
             }
             jobSeconds += j["wallSeconds"]?.numberValue ?? 0
@@ -157,7 +158,7 @@ public enum BatchReport {
         switch status {
         case "failed":
             let message = text(j, "error") ?? "failed"
-            let code = Int(number(j, "exitCode") ?? 1)
+            let code = Int(inRange: number(j, "exitCode") ?? 1) ?? 1
             xml += ">\n      <failure message=\"\(xmlEscape(message))\" type=\"exit \(code)\">\(xmlEscape(message))</failure>\(systemOut)\n    </testcase>\n"
         case "skipped":
             xml += ">\n      <skipped message=\"\(xmlEscape(text(j, "reason") ?? "skipped"))\"/>\n    </testcase>\n"
@@ -216,16 +217,21 @@ public enum BatchReport {
         guard json["schema"]?.stringValue == schema else {
             throw GPUEncodeError(.usage, path: path, "not a gpuencode batch report (no \"schema\": \"\(schema)\")")
         }
-        guard let v = json["version"]?.numberValue, Int(v) == version else {
+        guard let v = json["version"]?.numberValue, Int(wholeNumber: v) == version else {
             throw GPUEncodeError(.usage, path: path, "report version \(json["version"].flatMap { JSONWriter.scalar($0) } ?? "?") is not \(version), which this gpuencode reads")
         }
-        guard let planJobs = json["plan"]?["jobs"]?.numberValue, let digest = json["plan"]?["digest"]?.stringValue,
+        guard let planJobs = json["plan"]?["jobs"]?.numberValue.flatMap({ Int(wholeNumber: $0) }), let digest = json["plan"]?["digest"]?.stringValue,
               let jobs = json["jobs"]?.arrayValue else {
             throw GPUEncodeError(.usage, path: path, "report has no plan or jobs")
         }
         var shard: Shard?
-        if let i = json["shard"]?["index"]?.numberValue, let n = json["shard"]?["count"]?.numberValue { shard = Shard(index: Int(i), count: Int(n)) }
-        return Loaded(path: path, planJobs: Int(planJobs), planDigest: digest, shard: shard, jobs: jobs,
+        if let i = json["shard"]?["index"]?.numberValue, let n = json["shard"]?["count"]?.numberValue {
+            guard let index = Int(wholeNumber: i), let count = Int(wholeNumber: n), count >= 1, (1...count).contains(index) else {
+                throw GPUEncodeError(.usage, path: path, "report shard \(formatNumber(i))/\(formatNumber(n)) is not INDEX/COUNT with 1 <= INDEX <= COUNT")
+            }
+            shard = Shard(index: index, count: count)
+        }
+        return Loaded(path: path, planJobs: planJobs, planDigest: digest, shard: shard, jobs: jobs,
                       interrupted: !(json["interrupted"]?.isNull ?? true), wallSeconds: json["totals"]?["wallSeconds"]?.numberValue)
     }
 
@@ -246,7 +252,7 @@ public enum BatchReport {
                     throw GPUEncodeError(.reportMismatch, path: r.path, "job \(id) is also in \(other): duplicated across shard reports")
                 }
                 seen[id] = r.path
-                jobs.append((Int(j["index"]?.numberValue ?? 0), j))
+                jobs.append((Int(inRange: j["index"]?.numberValue ?? 0) ?? 0, j))
             }
         }
         if jobs.count != first.planJobs {

@@ -32,6 +32,12 @@ public struct EncoderSettings: Sendable {
 
     public init() {}
 
+    /// What `keyint` may be (also a preset's "encode.keyint"): FFmpeg's gop_size is an Int32, and
+    /// converting a larger Int to it traps the whole process (a batch with it).
+    public static let keyintRange = 1...100_000
+    /// What `threads` may be; x264 clamps to 128 itself, the bound is for the Int32 it goes through.
+    public static let threadsRange = 0...1024
+
     public static let x264Presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
     /// The H.264 profiles libx264 accepts (x264_param_apply_profile); any other name used to fail
     /// only when the encoder opened (exit 74), so the options are checked against this list upfront.
@@ -100,7 +106,7 @@ extension EncoderSettings {
         enc.pointee.color_trc = stream.colorTransfer
         enc.pointee.colorspace = stream.colorSpace
         enc.pointee.color_range = stream.colorRange
-        if let g = keyint { enc.pointee.gop_size = Int32(g) }
+        if let g = keyint { enc.pointee.gop_size = Int32(clamping: g) }
         if stream.globalHeader { enc.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
         return (codec, enc)
     }
@@ -109,7 +115,7 @@ extension EncoderSettings {
         guard case let (codec, enc)? = try allocate("libx264", stream, output: output) else {
             throw GPUEncodeError(.encode, path: output, "this FFmpeg has no libx264 encoder")
         }
-        enc.pointee.thread_count = Int32(threads)
+        enc.pointee.thread_count = Int32(clamping: threads)
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
         av_dict_set(&options, "preset", preset, 0)

@@ -46,7 +46,7 @@ final class InputFile {
         do {
             try check(avcodec_parameters_to_context(dec, par), .input, path: path, "bad video codec parameters")
             dec.pointee.pkt_timebase = stream.pointee.time_base
-            dec.pointee.thread_count = Int32(threads)
+            dec.pointee.thread_count = Int32(clamping: threads)
             dec.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
             let hardware = try HardwareDecoder.attach(hwaccel, to: dec, codec: codec, path: path, log: log)
             if hardware == nil {

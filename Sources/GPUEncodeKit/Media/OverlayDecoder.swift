@@ -93,7 +93,8 @@ final class OverlayDecoder: DynamicSource {
     func frame(at time: Double) -> DynamicFrame {
         let u = time - offset
         guard u >= 0, locate(u) else { return clear.withUnsafeBytes { DynamicFrame(serial: Int64.min, pixels: $0.baseAddress!) } }
-        let key = shown.pointee.best_effort_timestamp == AV_NOPTS ? Int64(shownStart * 1e6) : shown.pointee.best_effort_timestamp
+        // Times come from the overlay file's timestamps, which a damaged file may make huge.
+        let key = shown.pointee.best_effort_timestamp == AV_NOPTS ? Int64(inRange: shownStart * 1e6) ?? Int64.max : shown.pointee.best_effort_timestamp
         if key != converted {
             convert()
             converted = key
@@ -150,7 +151,10 @@ final class OverlayDecoder: DynamicSource {
     /// Restarts decoding at the last key frame at or before `u`, then decodes up to it.
     private func seek(to u: Double) {
         func restart(_ target: Double) {
-            let ts = origin + Int64((target / av_q2d(timeBase)).rounded(.down))
+            // Checked: a tiny time base or a huge origin from a damaged file must not trap.
+            let steps = Int64(inRange: (target / av_q2d(timeBase)).rounded(.down)) ?? 0
+            let (sum, overflow) = origin.addingReportingOverflow(steps)
+            let ts = overflow ? origin : sum
             if av_seek_frame(input.format, input.videoIndex, ts, AVSEEK_FLAG_BACKWARD) < 0 {
                 _ = av_seek_frame(input.format, input.videoIndex, origin, AVSEEK_FLAG_BACKWARD)
             }

@@ -4,6 +4,10 @@ import CFFmpeg
 /// goes through the same colour conversion, rotation and filter chain as a transcode; still
 /// images (PNG, JPEG) are inputs too.
 public enum Preview {
+    /// The times a frame may be asked for, in seconds: anything in a movie (31 years), and in
+    /// range for the microsecond Int64 the seek takes.
+    public static let timeRange: ClosedRange<Double> = 0...1e9
+
     public struct Result {
         public var image: RGBAImage
         /// The time of the frame shown (seconds from the start), nil for a still image.
@@ -38,6 +42,11 @@ public enum Preview {
         private var renders = 0
 
         public init(input path: String, at seconds: Double = 0, gpu: GPUSelection = .auto) throws {
+            // Checked here as well as by the commands: the seek converts it to an Int64, which
+            // traps on NaN, infinity or anything past 292,000 years.
+            guard Preview.timeRange.contains(seconds) else {
+                throw GPUEncodeError(.usage, "the time \(formatNumber(seconds)) s must be from 0 to \(formatNumber(Preview.timeRange.upperBound)) s")
+            }
             if ImageIO.isImagePath(path) {
                 let image = try ImageIO.read(path)
                 gl = try GLContext(selection: gpu)
@@ -54,7 +63,7 @@ public enum Preview {
             }
             let input = try InputFile(path: path, threads: 0)
             guard let frame = try decodeFrame(input, at: seconds) else {
-                let length = input.durationSeconds.map { " (the video is \(String(Double(Int($0 * 100)) / 100)) s long)" } ?? ""
+                let length = input.durationSeconds.map { " (the video is \(roundedSeconds($0, places: 2)) s long)" } ?? ""
                 throw GPUEncodeError(.usage, path: path, "no video frame at or after \(seconds) s\(length)")
             }
             var f: UnsafeMutablePointer<AVFrame>? = frame.frame
@@ -131,7 +140,11 @@ public enum Preview {
         let tb = stream.pointee.time_base
         let start = input.startSeconds
         if seconds > 0 {
-            let target = av_rescale_q(Int64((seconds + start) * Double(AV_TIME_BASE)), AV_TIME_BASE_Q_VALUE, tb)
+            // The file's start time is the file's word: a hostile one could push the sum past Int64.
+            guard let micro = Int64(inRange: (seconds + start) * Double(AV_TIME_BASE)) else {
+                throw GPUEncodeError(.usage, path: input.path, "cannot seek to \(formatNumber(seconds)) s in this file")
+            }
+            let target = av_rescale_q(micro, AV_TIME_BASE_Q_VALUE, tb)
             if av_seek_frame(input.format, input.videoIndex, target, AVSEEK_FLAG_BACKWARD) >= 0 {
                 avcodec_flush_buffers(input.decoder)
             }

@@ -69,11 +69,14 @@ public struct Preset: Sendable {
     }
 
     public static func loadFile(_ path: String, allowed: AllowedPaths = .none) throws -> Preset {
-        let text: String
-        do { text = try readTextFileSafely(path, kind: .preset) } catch let e as FileReadError {
+        let bytes: [UInt8]
+        do { bytes = try readFileSafely(path, kind: .preset) } catch let e as FileReadError {
             throw GPUEncodeError(.preset, path: path, "cannot read preset: \(e.reason)")
         }
-        return try parse(json: text, origin: path, allowed: allowed)
+        let result = check(bytes: bytes, origin: path, allowed: allowed)
+        if let first = result.errors.first { throw first.error }
+        guard let preset = result.preset else { throw GPUEncodeError(.preset, path: path, "invalid preset") }
+        return preset
     }
 
     /// Parses and validates; throws the first error as a `GPUEncodeError` (exit 67).
@@ -87,8 +90,14 @@ public struct Preset: Sendable {
     /// Parses and validates, collecting every error it can find rather than stopping at the first.
     /// `preset` is nil when there are errors.
     public static func check(json text: String, origin: String, allowed: AllowedPaths = .none) -> PresetCheck {
+        check(bytes: Array(text.utf8), origin: origin, allowed: allowed)
+    }
+
+    /// `check` on a file's bytes as read (a file is not decoded to a String first, so that
+    /// invalid UTF-8 is an error at its line:column rather than silently replaced).
+    public static func check(bytes: [UInt8], origin: String, allowed: AllowedPaths = .none) -> PresetCheck {
         let reader = PresetReader(origin: origin, extendsChain: [], allowed: allowed)
-        let preset = reader.read(text: text)
+        let preset = reader.read(bytes: bytes)
         // In file order (a parent's errors, from `extends`, first), whatever order they were found in.
         func ordered(_ list: [PresetDiagnostic]) -> [PresetDiagnostic] {
             list.enumerated().sorted { a, b in
@@ -102,13 +111,13 @@ public struct Preset: Sendable {
 
     /// `check` for a file on disk (a read failure is an error of its own).
     public static func checkFile(_ path: String, allowed: AllowedPaths = .none) -> PresetCheck {
-        let text: String
-        do { text = try readTextFileSafely(path, kind: .preset) } catch let e as FileReadError {
+        let bytes: [UInt8]
+        do { bytes = try readFileSafely(path, kind: .preset) } catch let e as FileReadError {
             return PresetCheck(preset: nil, errors: [PresetDiagnostic(.error, file: path, line: 0, column: 0, path: "", "cannot read preset: \(e.reason)")], warnings: [])
         } catch {
             return PresetCheck(preset: nil, errors: [PresetDiagnostic(.error, file: path, line: 0, column: 0, path: "", "cannot read preset: \(error)")], warnings: [])
         }
-        return check(json: text, origin: path, allowed: allowed)
+        return check(bytes: bytes, origin: path, allowed: allowed)
     }
 }
 
@@ -241,6 +250,9 @@ func suggestion(for word: String, among candidates: [String]) -> String? {
         }
         return prev[b.count]
     }
+    // Edit distance is quadratic in the word and linear in the candidates: a hint is a courtesy
+    // for a typo, not worth seconds on a hostile file with a megabyte name or 100,000 node names.
+    guard word.utf8.count <= 64, candidates.count <= 256 else { return nil }
     let w = Array(word.lowercased())
     let best = candidates.map { ($0, distance(w, Array($0.lowercased()))) }.min { $0.1 < $1.1 }
     guard let (name, d) = best, d <= max(2, w.count / 3) else { return nil }

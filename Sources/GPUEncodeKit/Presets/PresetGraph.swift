@@ -54,6 +54,7 @@ extension PresetReader {
         guard withinGraphBound(list) else { return nil }
         let names = list.map(\.key)
         let known = Set(names)
+        let inputNames = ["source"] + names
         var nodes: [String: GraphNode] = [:]
         for (name, value) in list {
             let path = "graph.nodes.\(name)"
@@ -79,7 +80,7 @@ extension PresetReader {
                     if s == "source" || known.contains(s) {
                         node.inputs.append(.node(s, item))
                     } else {
-                        errors.append(fail(item, p, "no node named \"\(s)\"\(hint(s, ["source"] + names)); an input is \"source\" or one of \(names.joined(separator: ", "))"))
+                        errors.append(fail(item, p, "no node named \"\(s)\"\(hint(s, inputNames)); an input is \"source\" or one of \(listed(names))"))
                     }
                 } else if i == 0 {
                     errors.append(fail(item, p, "the first input is \"source\" or a node name; colours, images and generators can only be a blend's second input"))
@@ -108,7 +109,7 @@ extension PresetReader {
         if let out = g["output"] {
             if let s = attempt({ try string(out, "graph.output") }) {
                 if known.contains(s) { outputName = s } else {
-                    errors.append(fail(out, "graph.output", "no node named \"\(s)\"\(hint(s, names)); the output is one of \(names.joined(separator: ", "))"))
+                    errors.append(fail(out, "graph.output", "no node named \"\(s)\"\(hint(s, names)); the output is one of \(listed(names))"))
                 }
             }
         } else {
@@ -116,27 +117,35 @@ extension PresetReader {
         }
 
         // Cycles: a depth-first walk along the inputs; meeting a node still on the stack closes one.
+        // The walk keeps its own stack rather than recursing: a chain of 100,000 nodes would
+        // overflow the thread's.
         var state: [String: Int] = [:]   // 1 on the stack, 2 done
-        var stack: [String] = []
         var reported: Set<[String]> = []
-        func walk(_ name: String) {
-            guard let node = nodes[name] else { return }
-            state[name] = 1
-            stack.append(name)
-            for input in node.inputs {
-                guard case .node(let next, _) = input, next != "source" else { continue }
+        func walk(_ root: String) {
+            guard nodes[root] != nil else { return }
+            var stack: [(name: String, next: Int)] = [(root, 0)]
+            state[root] = 1
+            while let top = stack.last {
+                let inputs = nodes[top.name]!.inputs
+                guard top.next < inputs.count else {
+                    state[top.name] = 2
+                    stack.removeLast()
+                    continue
+                }
+                stack[stack.count - 1].next += 1
+                guard case .node(let next, _) = inputs[top.next], next != "source", nodes[next] != nil else { continue }
                 if state[next] == 1 {
-                    let cycle = Array(stack[stack.lastIndex(of: next)!...]) + [next]
+                    let names = stack.map(\.name)
+                    let cycle = Array(names[names.lastIndex(of: next)!...]) + [next]
                     if reported.insert(cycle.dropLast().sorted()).inserted {
                         let at = nodes[next]!
                         errors.append(fail(at.value, at.path, "the graph has a cycle: \(cycle.joined(separator: " -> "))"))
                     }
                 } else if state[next] == nil {
-                    walk(next)
+                    state[next] = 1
+                    stack.append((next, 0))
                 }
             }
-            stack.removeLast()
-            state[name] = 2
         }
         for name in names where state[name] == nil { walk(name) }
 
@@ -149,12 +158,29 @@ extension PresetReader {
         // The order: second inputs first, then the first input, then the node.
         var order: [String] = []
         var placed: Set<String> = []
-        func place(_ name: String) {
-            guard !placed.contains(name), let node = nodes[name] else { return }
-            placed.insert(name)
-            for input in node.inputs.dropFirst() { if case .node(let n, _) = input { place(n) } }
-            if case .node(let n, _)? = node.inputs.first { place(n) }
-            order.append(name)
+        /// Each node after its inputs; with its own stack, as the cycle walk.
+        func place(_ root: String) {
+            func visits(_ node: GraphNode) -> [String] {
+                var list: [String] = []
+                for input in node.inputs.dropFirst() { if case .node(let n, _) = input { list.append(n) } }
+                if case .node(let n, _)? = node.inputs.first { list.append(n) }
+                return list
+            }
+            guard !placed.contains(root), let node = nodes[root] else { return }
+            placed.insert(root)
+            var stack: [(name: String, visits: [String], next: Int)] = [(root, visits(node), 0)]
+            while let top = stack.last {
+                guard top.next < top.visits.count else {
+                    order.append(top.name)
+                    stack.removeLast()
+                    continue
+                }
+                stack[stack.count - 1].next += 1
+                let n = top.visits[top.next]
+                guard !placed.contains(n), let child = nodes[n] else { continue }
+                placed.insert(n)
+                stack.append((n, visits(child), 0))
+            }
         }
         place(outputName)
         for name in names where !placed.contains(name) {

@@ -30,8 +30,8 @@ public enum PresetMigration {
 
     /// The preset's version member (nil when missing or not a whole number).
     public static func version(of root: JSONValue) -> Int? {
-        guard case .number(let n)? = root["version"]?.kind, n == n.rounded() else { return nil }
-        return Int(n)
+        guard case .number(let n)? = root["version"]?.kind else { return nil }
+        return Int(wholeNumber: n)
     }
 
     // MARK: - 0 → 1

@@ -30,6 +30,14 @@ final class PresetReader {
     var warnings: [PresetDiagnostic] = []
     /// Folders beyond the preset's own that its file references may point into.
     let allowed: AllowedPaths
+    /// How many blends' `with` the reader is inside now: reading one recurses, so a limit keeps a
+    /// hostile file (a blend whose `with` is a blend, 1,000 deep) from overflowing the stack.
+    var nesting = 0
+    static let maxNesting = 32
+    /// `extends` reads its parent with a new reader, recursing the same way.
+    static let maxExtendsDepth = 16
+    /// The largest bound a custom shader's float parameter may declare: well inside a GLSL float.
+    static let maxShaderFloat = 1e30
 
     init(origin: String, extendsChain: [String], allowed: AllowedPaths = .none) {
         self.origin = origin
@@ -58,8 +66,18 @@ final class PresetReader {
         return nil
     }
 
+    /// Names for an error message, the first few only: a message per bad reference that listed
+    /// every node of a 100,000-node graph made reading it quadratic.
+    func listed(_ names: [String], limit: Int = 12) -> String {
+        guard names.count > limit else { return names.joined(separator: ", ") }
+        return names.prefix(limit).joined(separator: ", ") + " and \(names.count - limit) more"
+    }
+
     func hint(_ word: String, _ candidates: [String]) -> String {
-        suggestion(for: word, among: candidates).map { " (did you mean \"\($0)\"?)" } ?? ""
+        // An edit distance per candidate costs far more than the rest of an error: past the first
+        // hundred errors (a generated file with 100,000 unknown keys) nobody reads the hints.
+        guard errors.count < 100 else { return "" }
+        return suggestion(for: word, among: candidates).map { " (did you mean \"\($0)\"?)" } ?? ""
     }
 
     func members(_ value: JSONValue, _ path: String) throws -> [(key: String, value: JSONValue)] {
@@ -89,8 +107,13 @@ final class PresetReader {
     // MARK: - The preset
 
     func read(text: String) -> Preset? {
+        read(bytes: Array(text.utf8))
+    }
+
+    /// A file's bytes as read, so invalid UTF-8 is reported where it is rather than decoded away.
+    func read(bytes: [UInt8]) -> Preset? {
         do {
-            return read(root: try JSONParser.parse(text))
+            return read(root: try JSONParser.parse(bytes: bytes))
         } catch let e as JSONSyntaxError {
             errors.append(PresetDiagnostic(.error, file: origin, line: e.line, column: e.column, path: "", "invalid JSON: \(e.message)"))
         } catch {
@@ -213,7 +236,10 @@ final class PresetReader {
                     if key == "tune" { s.tune = word } else { s.x264Preset = word }
                 case "keyint":
                     let n = try number(v, p)
-                    guard n == n.rounded(), n >= 1, n <= 100_000 else { throw fail(v, p, "expected a whole number of frames, 1 or more, found \(formatNumber(n))") }
+                    let r = EncoderSettings.keyintRange
+                    guard n == n.rounded(), n >= Double(r.lowerBound), n <= Double(r.upperBound) else {
+                        throw fail(v, p, "expected a whole number of frames from \(r.lowerBound) to \(r.upperBound), found \(formatNumber(n))")
+                    }
                     s.keyint = Int(n)
                 default:
                     throw fail(v, p, "unknown encoder setting\(hint(key, Self.encodeMembers)); \"encode\" takes \(Self.encodeMembers.joined(separator: ", "))")
@@ -230,7 +256,7 @@ final class PresetReader {
     func loadParent(_ ext: JSONValue) -> (preset: Preset, origin: String)? {
         guard let spec = attempt({ try string(ext, "extends") }) else { return nil }
         let parentOrigin: String
-        let text: String
+        let text: [UInt8]
         if Preset.isPath(spec) {
             var spec = Substring(spec)
             while spec.hasPrefix("./") { spec = spec.dropFirst(2) }
@@ -242,7 +268,7 @@ final class PresetReader {
                 errors.append(fail(ext, "extends", e.message))
                 return nil
             } catch { return nil }
-            do { text = try readTextFileSafely(checked, kind: .preset, canonical: context.baseDirectory != nil) } catch let e as FileReadError {
+            do { text = try readFileSafely(checked, kind: .preset, canonical: context.baseDirectory != nil) } catch let e as FileReadError {
                 errors.append(fail(ext, "extends", "cannot read \(parentOrigin): \(e.reason)"))
                 return nil
             } catch { return nil }
@@ -252,15 +278,19 @@ final class PresetReader {
                 return nil
             }
             parentOrigin = "builtin:\(spec)"
-            text = json
+            text = Array(json.utf8)
         }
         let chain = extendsChain + [origin]
+        guard chain.count <= Self.maxExtendsDepth else {
+            errors.append(fail(ext, "extends", "presets extend each other more than \(Self.maxExtendsDepth) levels deep"))
+            return nil
+        }
         if let i = chain.firstIndex(where: { sameFile($0, parentOrigin) }) {
             errors.append(fail(ext, "extends", "extends cycle: \((chain[i...] + [parentOrigin]).joined(separator: " -> "))"))
             return nil
         }
         let reader = PresetReader(origin: parentOrigin, extendsChain: chain, allowed: allowed)
-        let preset = reader.read(text: text)
+        let preset = reader.read(bytes: text)
         errors.append(contentsOf: reader.errors)
         guard reader.errors.isEmpty, let preset else { return nil }
         return (preset, parentOrigin)
@@ -277,11 +307,14 @@ final class PresetReader {
     func applyOverrides(_ overrides: JSONValue, to filters: inout [FilterInstance], parentOrigin: String) {
         guard let list = attempt({ try members(overrides, "parameters") }) else { return }
         let ids = filters.compactMap(\.id)
+        // Looked up per override: a scan of the filters for each was quadratic.
+        var indexOfId: [String: Int] = [:]
+        for (i, f) in filters.enumerated() { if let id = f.id, indexOfId[id] == nil { indexOfId[id] = i } }
         for (key, obj) in list {
             let path = "parameters.\(key)"
-            let index = Int(key).flatMap { $0 >= 0 && $0 < filters.count ? $0 : nil } ?? filters.firstIndex { $0.id == key }
+            let index = Int(key).flatMap { $0 >= 0 && $0 < filters.count ? $0 : nil } ?? indexOfId[key]
             guard let index else {
-                let names = ids.isEmpty ? "" : " or an id (\(ids.joined(separator: ", ")))"
+                let names = ids.isEmpty ? "" : " or an id (\(listed(ids)))"
                 errors.append(fail(obj, path, "\(parentOrigin) has no filter \"\(key)\"\(hint(key, ids)); use a position 0...\(filters.count - 1)\(names)"))
                 continue
             }
@@ -342,8 +375,10 @@ final class PresetReader {
         func checkNode(_ node: String, _ at: JSONValue, _ path: String, what: String) -> Bool {
             used.insert(node)
             if node == "source" || ids[node] != nil { return true }
-            let known = (["source"] + ids.keys.sorted()).joined(separator: ", ")
-            errors.append(fail(at, path, "no earlier filter has id \"\(node)\"\(hint(node, Array(ids.keys))); \(what) can read \(known)"))
+            // Sorted and hinted only while short: this runs once per bad reference.
+            let known = ids.count > 12 ? "source, " + listed(Array(ids.keys.prefix(12)), limit: 12) + " and \(ids.count - 12) more"
+                                       : (["source"] + ids.keys.sorted()).joined(separator: ", ")
+            errors.append(fail(at, path, "no earlier filter has id \"\(node)\"\(ids.count <= 256 ? hint(node, Array(ids.keys)) : ""); \(what) can read \(known)"))
             return false
         }
         for element in elements {
@@ -495,9 +530,20 @@ final class PresetReader {
                     hi = try number(bounds[1], p + ".range[1]")
                     guard lo <= hi else { throw fail(r, p + ".range", "min is above max") }
                 }
+                // The shader gets a 32-bit int or float: a bound beyond those (a range of ±1e300
+                // made Int() trap) means nothing to it.
+                let limit = typeName == "int" ? Double(Int32.max) : Self.maxShaderFloat
+                guard lo >= -limit, hi <= limit else {
+                    throw fail(spec["range"] ?? spec, p + ".range", "the range of a \(typeName) parameter must lie within ±\(formatNumber(limit))")
+                }
                 let type: ParameterType
                 switch typeName {
-                case "int": type = .int(range: Int(lo.rounded(.up))...Int(hi.rounded(.down)))
+                case "int":
+                    let (l, h) = (lo.rounded(.up), hi.rounded(.down))
+                    guard l <= h, let low = Int(wholeNumber: l), let high = Int(wholeNumber: h) else {
+                        throw fail(spec["range"] ?? spec, p + ".range", "the range holds no whole number")
+                    }
+                    type = .int(range: low...high)
                 case "bool": type = .bool
                 case "vec2": type = .vector(count: 2, range: lo...hi)
                 case "vec3": type = .vector(count: 3, range: lo...hi)
@@ -562,6 +608,11 @@ final class PresetReader {
 
     /// A blend's `with`: a colour, an image file, or a generator object.
     func secondInput(_ value: JSONValue, _ path: String) throws -> FilterInstance {
+        guard nesting < Self.maxNesting else {
+            throw fail(value, path, "blends are nested more than \(Self.maxNesting) deep (a \"with\" inside a \"with\"...); use a graph or {\"node\": ...} steps instead")
+        }
+        nesting += 1
+        defer { nesting -= 1 }
         func generator(_ name: String) throws -> FilterDeclaration {
             guard let d = FilterRegistry.named(name) else { throw fail(value, path, "this build has no \(name) filter") }
             return d
@@ -610,10 +661,10 @@ final class PresetReader {
             return .float(n)
         case .int(let range):
             let n = try number(value, path)
-            guard n == n.rounded(), n >= Double(range.lowerBound), n <= Double(range.upperBound) else {
+            guard let i = Int(wholeNumber: n), range.contains(i) else {
                 throw fail(value, path, "expected a whole number in \(range.lowerBound)...\(range.upperBound), found \(formatNumber(n))")
             }
-            return .int(Int(n))
+            return .int(i)
         case .bool:
             guard case .bool(let b) = value.kind else { throw fail(value, path, "expected true or false, found \(value.typeName)") }
             return .bool(b)

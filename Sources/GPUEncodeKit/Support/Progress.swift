@@ -71,8 +71,8 @@ func format(_ v: Double, _ decimals: Int) -> String {
 }
 
 func clock(_ seconds: Double) -> String {
-    guard seconds.isFinite, seconds >= 0 else { return "-" }
-    let t = Int(seconds.rounded())
+    // An estimate from a file that lies about its length can be anything: no Int() of it unchecked.
+    guard let t = Int(inRange: seconds.rounded()), t >= 0 else { return "-" }
     let (h, m, s) = (t / 3600, (t / 60) % 60, t % 60)
     let mm = m < 10 ? "0\(m)" : "\(m)"
     let ss = s < 10 ? "0\(s)" : "\(s)"
