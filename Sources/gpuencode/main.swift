@@ -150,7 +150,7 @@ struct GPUEncode: ParsableCommand {
         if let tune, !EncoderSettings.x264Tunes.contains(tune) {
             throw ValidationError("unknown --tune \(tune); use one of \(EncoderSettings.x264Tunes.joined(separator: ", "))")
         }
-        if let bitrate, parseBitrate(bitrate) == nil { throw ValidationError("--bitrate \(bitrate) is not a rate such as 4M, 2500k or 800000") }
+        if let bitrate, parseRate(bitrate) == nil { throw ValidationError("--bitrate \(bitrate) is not a rate such as 4M, 2500k or 800000") }
         if let keyint, !EncoderSettings.keyintRange.contains(keyint) {
             throw ValidationError("--keyint must be a number of frames from \(EncoderSettings.keyintRange.lowerBound) to \(EncoderSettings.keyintRange.upperBound)")
         }
@@ -212,7 +212,7 @@ struct GPUEncode: ParsableCommand {
             options.sequential = deterministic
             // A flag given on the command line wins over the preset's "encode", which wins over the
             // defaults: the same resolution a batch job gets.
-            options.encoder = EncodeOverrides(crf: crf, x264Preset: x264Preset, tune: tune, bitrate: bitrate.flatMap(parseBitrate),
+            options.encoder = EncodeOverrides(crf: crf, x264Preset: x264Preset, tune: tune, bitrate: bitrate.flatMap(parseRate),
                                               keyint: keyint, profile: profile).resolved(with: preset.encode, threads: threads)
             let selection = try resolveGPU(gpu)
             options.gpu = selection
@@ -279,16 +279,6 @@ func format1(_ v: Double) -> String {
     return String(r)
 }
 
-/// "4M", "2500k", "800000" → bits per second.
-func parseBitrate(_ text: String) -> Int64? {
-    let lower = text.lowercased()
-    var multiplier = 1.0
-    var number = Substring(lower)
-    if lower.hasSuffix("k") { multiplier = 1e3; number = number.dropLast() }
-    else if lower.hasSuffix("m") { multiplier = 1e6; number = number.dropLast() }
-    guard let v = Double(number), v > 0, v * multiplier < 1e11 else { return nil }
-    return Int64(v * multiplier)
-}
 
 // Subcommands are dispatched by the first word, so that `gpuencode IN OUT` stays the transcode (as
 // `ffmpeg -i IN OUT` has no verb) while `gpuencode filters` etc. are commands of their own. An input

@@ -313,6 +313,7 @@ final class FileSafetyTests: GPUEncodeTestCase {
             XCTAssertNotNil(e)
             XCTAssertTrue(e?.message.contains("cannot start a thread") == true, "\(error)")
             XCTAssertFalse(e?.description.contains("\n") ?? true)
+            XCTAssertEqual(e?.exitCode, 71, "EX_OSERR: the system refused a resource")
         }
     }
 }

@@ -37,6 +37,12 @@ final class NumericInputTests: GPUEncodeTestCase {
     func testBitrateOverflowingDouble() throws {
         try expectUsageError(["in.mp4", scratch("out.mp4").path, "--bitrate", "1e400"], mentioning: "--bitrate")
         try expectUsageError(["in.mp4", scratch("out.mp4").path, "--bitrate", "nan"], mentioning: "--bitrate")
+        // Hex, exponents and rates under libx264's 1 kbit/s step were taken by Double() and then
+        // failed at the encoder with 74.
+        for rate in ["0x10", "1e3", "16", "0.5k", "inf", "-4M", "4 M", ""] {
+            try expectUsageError(["in.mp4", scratch("out.mp4").path, "--bitrate", rate], mentioning: "--bitrate")
+            try expectUsageError(["batch", "in.mp4", "--out-dir", scratch("o").path, "--bitrate", rate], mentioning: "--bitrate")
+        }
     }
 
     func testPreviewAtHugeInfiniteOrNaN() throws {

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-DOCUMENTED = {0, 1, 64, 65, 66, 67, 69, 73, 74, 80, 81}
+DOCUMENTED = {0, 1, 64, 65, 66, 67, 69, 71, 73, 74, 80, 81}
 GUARD = 40
 
 

@@ -395,16 +395,6 @@ enum Manifest {
     }
 }
 
-/// "4M", "2500k", "800000" → bits per second (the CLI's --bitrate rule).
-public func parseRate(_ text: String) -> Int64? {
-    let lower = text.lowercased()
-    var multiplier = 1.0
-    var number = Substring(lower)
-    if lower.hasSuffix("k") { multiplier = 1e3; number = number.dropLast() } else if lower.hasSuffix("m") { multiplier = 1e6; number = number.dropLast() }
-    guard let v = Double(number), v > 0, v * multiplier < 1e11 else { return nil }
-    return Int64(v * multiplier)
-}
-
 /// Which part of the plan this machine runs: jobs whose stable hash modulo `count` is `index - 1`.
 /// Adding a file to the plan moves no other job; only `count` changes reshuffle.
 public struct Shard: Sendable, Equatable, CustomStringConvertible {

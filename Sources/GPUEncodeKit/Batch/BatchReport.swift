@@ -204,35 +204,51 @@ public enum BatchReport {
         public let wallSeconds: Double?
     }
 
+    // Plain statements, one optional at a time: chains of `?[...]?.x.flatMap` here crashed the
+    // Swift 6.3 release optimizer (CopyPropagation "Found ownership error"), as BatchReport.junit did.
     public static func load(_ path: String) throws -> Loaded {
-        let text: String
         guard fileExists(path) else { throw GPUEncodeError(.input, path: path, "no such report") }
-        do { text = try readTextFileSafely(path, kind: .report) } catch let e as FileReadError {
+        let bytes: [UInt8]
+        do { bytes = try readFileSafely(path, kind: .report) } catch let e as FileReadError {
             throw GPUEncodeError(.input, path: path, "cannot read: \(e.reason)")
         }
         let json: JSONValue
-        do { json = try JSONParser.parse(text) } catch let e as JSONSyntaxError {
+        do { json = try JSONParser.parse(bytes: bytes) } catch let e as JSONSyntaxError {
             throw GPUEncodeError(.usage, path: path, "\(e.line):\(e.column): not JSON: \(e.message)")
         }
         guard json["schema"]?.stringValue == schema else {
             throw GPUEncodeError(.usage, path: path, "not a gpuencode batch report (no \"schema\": \"\(schema)\")")
         }
-        guard let v = json["version"]?.numberValue, Int(wholeNumber: v) == version else {
-            throw GPUEncodeError(.usage, path: path, "report version \(json["version"].flatMap { JSONWriter.scalar($0) } ?? "?") is not \(version), which this gpuencode reads")
+        let versionValue = json["version"]
+        var versionNumber: Int? = nil
+        if let v = versionValue?.numberValue { versionNumber = Int(wholeNumber: v) }
+        if versionNumber != version {
+            var shown = "?"
+            if let v = versionValue, let text = JSONWriter.scalar(v) { shown = text }
+            throw GPUEncodeError(.usage, path: path, "report version \(shown) is not \(version), which this gpuencode reads")
         }
-        guard let planJobs = json["plan"]?["jobs"]?.numberValue.flatMap({ Int(wholeNumber: $0) }), let digest = json["plan"]?["digest"]?.stringValue,
-              let jobs = json["jobs"]?.arrayValue else {
+        let plan = json["plan"]
+        var planJobs: Int? = nil
+        if let n = plan?["jobs"]?.numberValue { planJobs = Int(wholeNumber: n) }
+        let digest = plan?["digest"]?.stringValue
+        let jobs = json["jobs"]?.arrayValue
+        guard let planJobs, let digest, let jobs else {
             throw GPUEncodeError(.usage, path: path, "report has no plan or jobs")
         }
         var shard: Shard?
-        if let i = json["shard"]?["index"]?.numberValue, let n = json["shard"]?["count"]?.numberValue {
+        let shardValue = json["shard"]
+        if let i = shardValue?["index"]?.numberValue, let n = shardValue?["count"]?.numberValue {
             guard let index = Int(wholeNumber: i), let count = Int(wholeNumber: n), count >= 1, (1...count).contains(index) else {
                 throw GPUEncodeError(.usage, path: path, "report shard \(formatNumber(i))/\(formatNumber(n)) is not INDEX/COUNT with 1 <= INDEX <= COUNT")
             }
             shard = Shard(index: index, count: count)
         }
+        var interrupted = false
+        if let value = json["interrupted"], !value.isNull { interrupted = true }
+        var wall: Double? = nil
+        if let totals = json["totals"] { wall = totals["wallSeconds"]?.numberValue }
         return Loaded(path: path, planJobs: planJobs, planDigest: digest, shard: shard, jobs: jobs,
-                      interrupted: !(json["interrupted"]?.isNull ?? true), wallSeconds: json["totals"]?["wallSeconds"]?.numberValue)
+                      interrupted: interrupted, wallSeconds: wall)
     }
 
     /// Joins shard reports of one plan. Fails (81) when a job appears twice or the jobs do not add up

@@ -181,3 +181,19 @@ extension EncoderSettings {
         return (enc, "h264_nvenc (preset \(nvPreset), \(rate))")
     }
 }
+
+/// "4M", "2500k", "800000", "1.5M" → bits per second, as ffmpeg's -b:v takes them; nil for anything
+/// else. One rule for --bitrate, batch's --bitrate and manifests.
+public func parseRate(_ text: String) -> Int64? {
+    let lower = text.lowercased()
+    var multiplier = 1.0
+    var number = Substring(lower)
+    if lower.hasSuffix("k") { multiplier = 1e3; number = number.dropLast() } else if lower.hasSuffix("m") { multiplier = 1e6; number = number.dropLast() }
+    // Decimal digits with at most one point: Double() alone would also take "0x10", "1e3", "inf".
+    guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+          number.filter({ $0 == "." }).count <= 1, let v = Double(number) else { return nil }
+    // libx264 counts whole kbit/s: below 1k the rate would be 0 and refused when the encoder opens (74).
+    let bits = v * multiplier
+    guard bits >= 1000, bits < 1e11 else { return nil }
+    return Int64(bits)
+}

@@ -101,7 +101,7 @@ final class WorkerThread: @unchecked Sendable {
         }, unmanaged.toOpaque())
         guard rc == 0 else {
             unmanaged.release()
-            throw GPUEncodeError(.internal, "cannot start a thread (\(name)): \(errnoString(rc)); the process or user thread limit (ulimit -u) or memory is exhausted")
+            throw GPUEncodeError(.system, "cannot start a thread (\(name)): \(errnoString(rc)); the process or user thread limit (ulimit -u) or memory is exhausted")
         }
     }
 

@@ -13,6 +13,8 @@ public struct GPUEncodeError: Error, CustomStringConvertible, Sendable {
         case jobsFailed
         /// `gpuencode report merge`: the shard reports do not add up to the plan (a job missing or twice).
         case reportMismatch
+        /// The system refused a resource the run needs (a thread: `ulimit -u`, memory): EX_OSERR.
+        case system
         case `internal`
     }
 
@@ -39,6 +41,7 @@ public struct GPUEncodeError: Error, CustomStringConvertible, Sendable {
         case .interrupted(let signal): return 128 + signal
         case .jobsFailed: return 80
         case .reportMismatch: return 81
+        case .system: return 71
         case .internal: return 1
         }
     }
@@ -58,9 +61,10 @@ public let exitCodeTable: [(code: Int32, meaning: String)] = [
     (66, "input missing, unreadable, not a media file, without a video stream, or a picture smaller than 2x2 or larger than 16384 (or the GPU's texture limit)"),
     (67, "invalid preset, or one this GPU cannot run (a shader that does not compile or fit, too many filters or passes)"),
     (69, "no GPU context could be created (or no NVIDIA device for --encoder nvenc / --hwaccel cuda)"),
+    (71, "the system refused a resource (a thread could not be started: ulimit -u, memory)"),
     (73, "output cannot be created (exists without -y, directory missing or unwritable)"),
     (74, "encoding or writing the output failed"),
     (80, "batch: some jobs failed (the others ran; see the report)"),
     (81, "report merge: a job is missing or duplicated across the shard reports"),
-    (130, "interrupted by SIGINT (143: SIGTERM); a batch writes its state and report first"),
+    (130, "stopped by a signal, 128+N: 130 SIGINT, 143 SIGTERM, 129 SIGHUP, 141 SIGPIPE, 153 SIGXFSZ; nothing is left behind, a batch writes its state and report first"),
 ]
