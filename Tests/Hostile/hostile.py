@@ -102,6 +102,9 @@ class Runner:
             allowed = set()
             if rc == 0:
                 allowed = {os.path.basename(a) for a in case.args if isinstance(a, str) and os.path.dirname(os.path.abspath(a)) == os.path.abspath(w)}
+            if case.category == 'batch':
+                # A batch keeps its resume state (and the lock that lets batches share it) by design.
+                allowed |= {'.gpuencode-state.json', '.gpuencode-state.json.lock'}
             extra = {n for n in new if n not in allowed}
             if extra:
                 problems.append(f'leftover in {w}: {sorted(extra)[:3]}'); self.tally['leftovers'] += 1
