@@ -86,6 +86,19 @@ final class ReadSafetyTests: GPUEncodeTestCase {
         }
     }
 
+    /// A file that does not exist outside the folder is "outside" too, not "no such file": the
+    /// message must not tell a preset which files exist elsewhere.
+    func testMissingFilesOutsideAreRefusedAsOutsideNotProbed() throws {
+        for ref in ["../nowhere/missing.cube", "/etc/gpuencode-missing.cube"] {
+            let url = try preset("{\"filter\": \"lut3d\", \"file\": \"\(ref)\"}")
+            let result = try show(url)
+            assertRefused(result, mentioning: ["outside the preset's folder"])
+            XCTAssertFalse(result.stderr.contains("no such file"), result.stderr)
+        }
+        let inside = try preset(#"{"filter": "lut3d", "file": "missing.cube"}"#)
+        assertRefused(try show(inside), mentioning: ["no such file"])
+    }
+
     func testFilesInsideThePresetFolderNeedNoFlag() throws {
         try write(Self.cube, to: presets.appendingPathComponent("in.cube"))
         try FileManager.default.createDirectory(at: presets.appendingPathComponent("luts"), withIntermediateDirectories: true)

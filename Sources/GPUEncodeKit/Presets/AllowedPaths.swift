@@ -34,11 +34,17 @@ public struct AllowedPaths: Sendable, Equatable {
     /// The canonical path of `path` (already joined to the preset's folder) when it lies under
     /// `presetDirectory` or an allowed folder; `name` is how the preset wrote it, for the error.
     func contain(_ path: String, named name: String, presetDirectory: String) throws -> String {
+        let home = realPath(presetDirectory) ?? presetDirectory
         guard let real = realPath(path) else {
             let reason = errno == ENOENT ? "no such file" : errnoString()
+            // A missing file outside is refused as outside, so a preset cannot probe which files
+            // exist elsewhere by the message it gets.
+            let where_ = canonicalOutputPath(path)
+            if !([home] + directories).contains(where: { AllowedPaths.isInside(where_, $0) }) {
+                throw FilterError("\(name) is outside the preset's folder \(home); to allow it, pass --allow-path DIR")
+            }
             throw FilterError("cannot read \(path): \(reason)")
         }
-        let home = realPath(presetDirectory) ?? presetDirectory
         for root in [home] + directories where AllowedPaths.isInside(real, root) { return real }
         let resolved = real == path ? "" : " (it resolves to \(real))"
         let extra = directories.isEmpty ? "" : " or the --allow-path folders"
