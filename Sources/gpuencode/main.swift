@@ -312,6 +312,15 @@ func runCommand<C: ParsableCommand>(_ type: C.Type, _ arguments: [String], name:
     }
 }
 
+// Swift decodes argv as UTF-8 and replaces invalid bytes with U+FFFD, so a file name that is not
+// UTF-8 would silently become another file's name (an output written beside the one asked for).
+for i in 1..<Int(CommandLine.argc) {
+    if let raw = CommandLine.unsafeArgv[i], String(validatingCString: raw) == nil {
+        fputs("gpuencode: error: argument \(i) is not valid UTF-8; rename the file (gpuencode reads and writes UTF-8 names only)\n", stderr)
+        exit(64)
+    }
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 if let first = arguments.first, let command = subcommands[first] {
     runCommand(command, Array(arguments.dropFirst()), name: "gpuencode \(first)")

@@ -276,6 +276,18 @@ final class FileSafetyTests: GPUEncodeTestCase {
 
     // MARK: - Long names
 
+    /// Swift would turn a name that is not UTF-8 into another (U+FFFD for the bad byte), so the output
+    /// would appear under a name nobody asked for: refused with 64 and nothing written. Run through
+    /// sh because Foundation's Process takes only Strings.
+    func testNamesThatAreNotUTF8AreRefusedNotRenamed() throws {
+        let input = try makeInput(seconds: 0.2, size: "64x48")
+        let out = scratch("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let script = "cd '\(out.path)' && exec '\(try Paths.gpuencode())' '\(input.path)' \"$(printf 'bad\\377.mp4')\""
+        let result = try Oracle.run("/bin/sh", ["-c", script], timeout: 60)
+        assertCleanFailure(result, exitCodes: [ExitCode.usage], mentioning: ["not valid UTF-8"], outputDirectory: out, before: [])
+    }
+
     func testOutputNamesOfNAMEMAXBytesWork() throws {
         let input = try makeInput()
         let out = try makeOutputFolder()

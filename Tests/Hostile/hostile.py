@@ -301,6 +301,8 @@ def build_cases(root):
     add('writing', 'output dir is a file', [clip, os.path.join(victim, 'o.mp4')] + fast, {73})
     add('writing', 'output is the input', [clip, clip, '-y'] + fast, {64}, watch=[media])
     add('writing', 'unknown extension', [clip, out('o.xyz')] + fast, {64})
+    add('writing', 'output name not UTF-8', [clip, os.fsdecode(os.path.join(out_dir, 'bad').encode() + b'\xff.mp4')] + fast, {64})
+    add('inputs', 'input name not UTF-8', [os.fsdecode(clip.encode()[:-4] + b'\xfe.mp4'), out()] + fast, {64, 66})
     for pid in [1, os.getpid(), 99999]:
         for name in [f'.o.mp4.{pid}.partial']:
             def plant(name=name):
