@@ -53,12 +53,12 @@ else
     ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=$SIZE:rate=30" -f lavfi -i "sine=frequency=$((300 + i * 100))" \
       -t 2 -c:v libx264 -preset ultrafast -pix_fmt yuv420p -c:a aac "$clips/c$i.mp4"
   done
-  # Rows enough for MINUTES: a clip takes well under a second here, so 2 rows a second of soak is plenty;
+  # Rows enough for MINUTES: 360 a minute (this 2-core machine did 3.6 files a second at --jobs 2);
   # the soak stops sampling at MINUTES and the batch is interrupted then (SIGINT: state and report kept).
   manifest="$OUT/manifest.csv"; echo "input,output" > "$manifest"
-  for n in $(seq 1 $(( MINUTES * 120 ))); do echo "clips/c$(( n % 4 + 1 )).mp4,outs/o$n.mp4" >> "$manifest"; done
+  for n in $(seq 1 $(( MINUTES * 360 ))); do echo "clips/c$(( n % 4 + 1 )).mp4,outs/o$n.mp4" >> "$manifest"; done
   mkdir -p "$OUT/outs"
-  "$G" batch --manifest "$manifest" --preset "$PRESET" --x264-preset ultrafast --crf 35 --jobs 2 --report "$OUT/report.json" -y &
+  "$G" batch --manifest "$manifest" --preset "$PRESET" --x264-preset ultrafast --crf 35 --jobs 2 --report "$OUT/report.json" --force 2> "$OUT/batch-events.jsonl" &
   pid=$!
   sample_until "$pid" $(( MINUTES * 60 ))
   if kill -0 "$pid" 2>/dev/null; then kill -INT "$pid"; wait "$pid"; rc=$?; [ "$rc" -eq 130 ] && rc=0; else wait "$pid"; rc=$?; fi
