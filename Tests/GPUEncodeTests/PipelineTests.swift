@@ -103,15 +103,21 @@ final class StatsTests: GPUEncodeTestCase {
                                          "-t", "0.5", "-pix_fmt", "yuv420p", "-colorspace", "bt709", "-c:v", "libx264", "-crf", "0", input.path])
         let preset = scratch("avg.json")
         try Data(#"{"version": 1, "name": "avg", "filters": [{"filter": "averageColor"}]}"#.utf8).write(to: preset)
-        let result = try gpuencode([input.path, scratch("out.mp4").path, "--preset", preset.path, "--stats"])
-        XCTAssertEqual(result.status, 0, result.stderr)
-        let lines = result.stdout.split(separator: "\n")
-        XCTAssertEqual(lines.count, 5)
-        for (i, line) in lines.enumerated() {
-            XCTAssertTrue(line.hasPrefix("frame=\(i) time="), String(line))
-            let values = line.split(separator: "=").last!.split(separator: ",").compactMap { Double($0) }
-            XCTAssertEqual(values.count, 4, String(line))
-            for v in values.prefix(3) { XCTAssertEqual(v, 128.0 / 255, accuracy: 2.0 / 255, String(line)) }
+        // Both transfer paths: client-memory readback (llvmpipe's default) and the pipelined pixel
+        // buffers hardware GPUs use, which printed nothing before (the pipelined branch never
+        // reported the measurements).
+        for transfer in ["client", "pbo"] {
+            let result = try gpuencode([input.path, scratch("out-\(transfer).mp4").path, "--preset", preset.path, "--stats"],
+                                       environment: ["GPUENCODE_TRANSFER": transfer])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let lines = result.stdout.split(separator: "\n")
+            XCTAssertEqual(lines.count, 5, "\(transfer): \(result.stdout)")
+            for (i, line) in lines.enumerated() {
+                XCTAssertTrue(line.hasPrefix("frame=\(i) time="), String(line))
+                let values = line.split(separator: "=").last!.split(separator: ",").compactMap { Double($0) }
+                XCTAssertEqual(values.count, 4, String(line))
+                for v in values.prefix(3) { XCTAssertEqual(v, 128.0 / 255, accuracy: 2.0 / 255, String(line)) }
+            }
         }
         let refused = try gpuencode([input.path, scratch("out2.mp4").path, "--preset", "sepia", "--stats"])
         XCTAssertEqual(refused.status, ExitCode.usage)

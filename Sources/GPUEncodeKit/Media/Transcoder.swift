@@ -473,7 +473,13 @@ public final class Transcoder {
             if renderer.canPipeline {
                 let out = try outputFrame(for: frame)
                 inFlight.append(out)
-                try renderer.submit(source: framePlanes(frame), time: frameTime(frame))
+                let time = frameTime(frame)
+                try renderer.submit(source: framePlanes(frame), time: time)
+                // The measurements are read back while the frame is drawn (only its pixels wait
+                // for `collect`), so they are reported here, in frame order, as `render` does.
+                if let report = options.statistics, !renderer.statistics.isEmpty {
+                    report(renderer.frameIndex - 1, time, renderer.statistics)
+                }
                 if renderer.pendingFrames > 1 {
                     let done = inFlight.removeFirst()
                     try renderer.collect(into: framePlanes(done))
