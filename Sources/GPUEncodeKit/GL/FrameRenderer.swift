@@ -107,6 +107,8 @@ public final class FrameRenderer {
     private var scratch: [UInt8] = []
     /// Frames rendered so far.
     public private(set) var frameIndex = 0
+    /// The passes this renderer runs, one line each (what `-v` prints; `passPlan` predicts them).
+    public private(set) var passes: [String] = []
     /// The last frame's measurements (`averageColor`), in chain order.
     public var statistics: [(name: String, value: [Double])] { chain?.statistics ?? [] }
 
@@ -140,6 +142,7 @@ public final class FrameRenderer {
         // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
         // more than the arithmetic around it.
         packed = direct && FrameRenderer.isUpright420(g)
+        if direct && !filters.isEmpty { passes = [FrameRenderer.fusedPassLine(filters)] }
         let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
         transfers = writesNV12 && pixelBuffers ? TransferBuffers(count: 3 + 3 * FrameRenderer.readSets) : nil
         if packed {
@@ -216,6 +219,7 @@ public final class FrameRenderer {
             let chainSource = ChainSource(glsl: FrameRenderer.chainSourceGLSL, width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
             let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, limits: limits)
             self.chain = chain
+            passes = chain.chainPlan.description
             if writesNV12 {
                 // One pass from the chain's RGBA to NV12, a 4x2 block per fragment.
                 let program = try ShaderProgram(fragment: FrameRenderer.nv12FromRGBA, label: "RGB to NV12")
@@ -259,9 +263,13 @@ public final class FrameRenderer {
     public static func passPlan(_ filters: [FilterInstance], limits: GPULimits, path: RenderPath = .direct) throws -> [String] {
         if filters.isEmpty { return [] }
         if path == .direct && !ChainRenderer.needsSampling(filters) && fusesInOnePass(filters, limits: limits) {
-            return ["pass 1: source, \(filters.map(\.declaration.name).joined(separator: ", ")), to Y'CbCr (filters: \(fusedNeeds(filters)))"]
+            return [fusedPassLine(filters)]
         }
         return try ChainPlan(filters: filters, sourceGLSL: chainSourceGLSL, fuse: path != .unfused, limits: limits).description
+    }
+
+    private static func fusedPassLine(_ filters: [FilterInstance]) -> String {
+        "pass 1: source, \(filters.map(\.declaration.name).joined(separator: ", ")), to Y'CbCr (filters: \(fusedNeeds(filters)))"
     }
 
     /// Whether the whole point chain fits the single fused program of the direct path (the

@@ -255,7 +255,12 @@ public final class Transcoder {
 
     private func fail(_ error: Error) {
         let error = error as? GPUEncodeError ?? GPUEncodeError(.internal, "\(error)")
-        failure.withLock { if $0 == nil { $0 = error } }
+        // The first failure is reported, except that a signal wins over the error it may have
+        // caused (SIGXFSZ comes with EFBIG, SIGPIPE with EPIPE): the exit status is then 128+signal,
+        // as with the default action.
+        failure.withLock { current in
+            if current == nil || (error.isInterruption && !(current?.isInterruption ?? false)) { current = error }
+        }
         toGPU.close()
         toEncoder.close()
     }
@@ -295,10 +300,6 @@ public final class Transcoder {
         }
         toGPU.drain { var f: UnsafeMutablePointer<AVFrame>? = $0; av_frame_free(&f) }
         toEncoder.drain { var f: UnsafeMutablePointer<AVFrame>? = $0; av_frame_free(&f) }
-        // A signal wins over the error it may have caused (SIGXFSZ comes with EFBIG, SIGPIPE with
-        // EPIPE): the exit status is 128+signal, as with the default action, and nothing is written.
-        let sig = gpuencode_interrupt_signal()
-        if sig != 0 { throw GPUEncodeError(.interrupted(signal: sig), path: options.output, "interrupted by \(signalName(sig)); no output written") }
         checkInterrupt()
         if let error = failure.withLock({ $0 }) { throw error }
         let frames = framesEncoded.withLock { $0 }
@@ -476,10 +477,8 @@ public final class Transcoder {
                 let time = frameTime(frame)
                 try renderer.submit(source: framePlanes(frame), time: time)
                 // The measurements are read back while the frame is drawn (only its pixels wait
-                // for `collect`), so they are reported here, in frame order, as `render` does.
-                if let report = options.statistics, !renderer.statistics.isEmpty {
-                    report(renderer.frameIndex - 1, time, renderer.statistics)
-                }
+                // for `collect`), so they are reported now, in frame order.
+                reportStatistics(of: renderer, time: time)
                 if renderer.pendingFrames > 1 {
                     let done = inFlight.removeFirst()
                     try renderer.collect(into: framePlanes(done))
@@ -527,11 +526,17 @@ public final class Transcoder {
     private func makeRenderer(_ gl: GLContext) throws -> FrameRenderer {
         let limits = GPULimits.current()
         options.log(.info, "GPU limits: \(limits)")
-        for line in (try? FrameRenderer.passPlan(options.preset.filters, limits: limits, path: options.renderPath)) ?? [] {
-            options.log(.info, line)
+        let renderer = try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters, path: options.renderPath,
+                                         pixelBuffers: usePixelBuffers(gl), limits: limits)
+        for line in renderer.passes { options.log(.info, line) }
+        return renderer
+    }
+
+    /// `--stats`: the measurements of the frame the renderer drew last.
+    private func reportStatistics(of renderer: FrameRenderer, time: Double) {
+        if let report = options.statistics, !renderer.statistics.isEmpty {
+            report(renderer.frameIndex - 1, time, renderer.statistics)
         }
-        return try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters, path: options.renderPath,
-                          pixelBuffers: usePixelBuffers(gl), limits: limits)
     }
 
     /// One frame through the GPU into a new 4:2:0 frame carrying the same timestamps.
@@ -540,9 +545,7 @@ public final class Transcoder {
         do {
             let time = frameTime(frame)
             try renderer.render(source: framePlanes(frame), output: framePlanes(out), time: time)
-            if let report = options.statistics, !renderer.statistics.isEmpty {
-                report(renderer.frameIndex - 1, time, renderer.statistics)
-            }
+            reportStatistics(of: renderer, time: time)
         } catch {
             var o: UnsafeMutablePointer<AVFrame>? = out
             av_frame_free(&o)

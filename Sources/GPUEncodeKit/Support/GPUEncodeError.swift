@@ -46,6 +46,12 @@ public struct GPUEncodeError: Error, CustomStringConvertible, Sendable {
         }
     }
 
+    /// Stopped by a signal (or a batch's stop request) rather than failed.
+    public var isInterruption: Bool {
+        if case .interrupted = kind { return true }
+        return false
+    }
+
     public var description: String {
         if let path { return "\(path): \(message)" }
         return message
