@@ -56,8 +56,19 @@ final class CorruptMediaTests: GPUEncodeTestCase {
             let swapped = Array(bytes[mid...]) + Array(bytes[..<mid])
             try check(Data(swapped), label: "\(name) halves swapped", suffix: name)
 
-            // The same clip twice in one file.
+            // The same clip twice in one file: the audio is copied, and its second run's timestamps
+            // go back. The output keeps an audio stream whose packets move forward (ffprobe).
             try check(Data(bytes + bytes), label: "\(name) concatenated twice", suffix: name)
+            let out = outputDirectory.appendingPathComponent("out.mp4")
+            if FileManager.default.fileExists(atPath: out.path) {
+                XCTAssertNotNil(try Oracle.streams(out).first { $0.codecType == "audio" }, "\(name) twice: the audio is gone")
+                let dts = try Oracle.ffprobeJSON(["-select_streams", "a:0", "-show_entries", "packet=dts", out.path])["packets"]
+                    as? [[String: Any]] ?? []
+                let values = dts.compactMap { $0["dts"] as? Int }
+                XCTAssertGreaterThan(values.count, 0, "\(name) twice: no audio packets")
+                XCTAssertEqual(values, values.sorted(), "\(name) twice: audio timestamps go back")
+                XCTAssertEqual(Set(values).count, values.count, "\(name) twice: repeated audio timestamps")
+            }
         }
     }
 

@@ -127,7 +127,7 @@ final class FileSafetyTests: GPUEncodeTestCase {
             planted.append(out.appendingPathComponent(".out.png.\(pid).partial"))
         }
         // Our own (live) PID in the new pattern: neither followed nor removed as stale.
-        planted.append(out.appendingPathComponent(".gpuencode-\(getpid())-\(TemporaryFile.namespaceTag())-00000000000000ff.partial"))
+        planted.append(out.appendingPathComponent(".gpuencode-\(getpid())-\(TemporaryFile.namespaceTag)-00000000000000ff.partial"))
         for link in planted { try FileManager.default.createSymbolicLink(at: link, withDestinationURL: victim) }
 
         let video = try gpuencode([input.path, out.appendingPathComponent("out.mp4").path, "--preset", "sepia", "--x264-preset", "ultrafast"])
@@ -236,7 +236,7 @@ final class FileSafetyTests: GPUEncodeTestCase {
         let out = try makeOutputFolder()
         let victim = try makeVictim()
         let dead = try deadPID()
-        let tag = TemporaryFile.namespaceTag()
+        let tag = TemporaryFile.namespaceTag
         let otherTag = tag == "00000000" ? "11111111" : "00000000"
         let stale = [".gpuencode-\(dead)-\(tag)-0123456789abcdef.partial", ".out.mp4.\(dead).partial"]
         let kept = [
@@ -267,7 +267,7 @@ final class FileSafetyTests: GPUEncodeTestCase {
     func testStaleTemporaryRemovedByAPictureWrite() throws {
         let out = try makeOutputFolder()
         let dead = try deadPID()
-        let stale = ".gpuencode-\(dead)-\(TemporaryFile.namespaceTag())-00000000deadbeef.partial"
+        let stale = ".gpuencode-\(dead)-\(TemporaryFile.namespaceTag)-00000000deadbeef.partial"
         try Data("x".utf8).write(to: out.appendingPathComponent(stale))
         let result = try gpuencode(["lut", "identity", out.appendingPathComponent("lut.png").path])
         XCTAssertEqual(result.status, ExitCode.ok, result.summary)

@@ -42,8 +42,10 @@ final class GPULimitTests: GPUEncodeTestCase {
         }
         let p = try preset("long.json", filters: steps)
         XCTAssertEqual(try gpuencode(["validate", p.path]).status, ExitCode.ok)
-        let run = try gpuencode([try clip().path, scratch("out.mp4").path, "--preset", p.path])
+        let out = scratch("out.mp4")
+        let run = try gpuencode([try clip().path, out.path, "--preset", p.path])
         XCTAssertEqual(run.status, ExitCode.ok, run.summary)
+        XCTAssertEqual(try Oracle.frameTimes(out).count, 2)
     }
 
     /// A chain past the bound: 67 with the first step past it, at validate and at run.
@@ -79,22 +81,26 @@ final class GPULimitTests: GPUEncodeTestCase {
     /// Compile time is bounded: 86 smoothToon filters are 259 passes.
     func testTooManyPassesAreRefusedByValidateAndRun() throws {
         let p = try preset("toon.json", filters: Array(repeating: #"{"filter": "smoothToon"}"#, count: 86))
-        let validate = try gpuencode(["validate", p.path])
-        XCTAssertEqual(validate.status, ExitCode.badPreset, validate.summary)
-        XCTAssertTrue(validate.stdout.contains("filters[85] smoothToon takes the chain past 256 shader passes"), validate.stdout)
-        assertCleanFailure(try gpuencode([try clip().path, scratch("out.mp4").path, "--preset", p.path]),
-                           exitCodes: [ExitCode.badPreset], mentioning: ["filters[85]", "256 shader passes"])
+        try assertRefusedAlike(p, saying: "filters[85] smoothToon takes the chain past 256 shader passes")
     }
 
     /// One custom shader larger than any shader this GPU links: no split helps; validate says so.
     func testShaderBeyondTheGPUsLimitsIsRefusedByValidateAndRun() throws {
         let source = "uniform vec4 big[70000];\\nvoid main() { gl_FragColor = texture2D(inputImageTexture, textureCoordinate) + 0.0 * big[int(textureCoordinate.x * 3.0)]; }"
         let p = try preset("big.json", filters: [#"{"filter": "shader", "source": "\#(source)"}"#])
-        let validate = try gpuencode(["validate", p.path])
-        XCTAssertEqual(validate.status, ExitCode.badPreset, validate.summary)
-        XCTAssertTrue(validate.stdout.contains("no split of the chain can help"), validate.stdout)
-        assertCleanFailure(try gpuencode([try clip().path, scratch("out.mp4").path, "--preset", p.path]),
-                           exitCodes: [ExitCode.badPreset], mentioning: ["big.json", "no split of the chain can help"])
+        try assertRefusedAlike(p, saying: "no split of the chain can help")
+    }
+
+    /// `validate` and the run refuse `preset` alike: 67, with the same words, and nothing written.
+    private func assertRefusedAlike(_ preset: URL, saying message: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let validate = try gpuencode(["validate", preset.path])
+        XCTAssertEqual(validate.status, ExitCode.badPreset, validate.summary, file: file, line: line)
+        XCTAssertTrue(validate.stdout.contains(message), validate.stdout, file: file, line: line)
+        let input = try clip()
+        let before = listing(workDirectory)
+        assertCleanFailure(try gpuencode([input.path, scratch("out.mp4").path, "--preset", preset.path]),
+                           exitCodes: [ExitCode.badPreset], mentioning: [preset.lastPathComponent, message],
+                           outputDirectory: workDirectory, before: before, file: file, line: line)
     }
 
     /// libx264 and llvmpipe stop at 16384: refused before the encoder opens, as an input error.

@@ -106,14 +106,6 @@ final class NumericInputTests: GPUEncodeTestCase {
         XCTAssertEqual(result.status, ExitCode.ok, result.summary)
     }
 
-    /// The same presets through the transcode path: the preset error comes before any input is read.
-    func testTranscodeWithHugeNumberPresetIs67() throws {
-        let preset = try writePreset(#"{"version": 1, "name": "x", "filters": [{"filter": "shader", "source": "void main() { gl_FragColor = vec4(0.0); }", "parameters": {"n": {"type": "int", "range": [-1e300, 1e300]}}}]}"#)
-        let result = try gpuencode([scratch("in.mp4").path, scratch("out.mp4").path, "--preset", preset.path])
-        XCTAssertFalse(result.signalled, result.summary)
-        XCTAssertTrue([ExitCode.badPreset, ExitCode.noInput].contains(result.status), result.summary)
-    }
-
     /// `gpuencode presets` lists a folder with a file nested 1,000 deep (which crashed it) and
     /// says what is wrong with it.
     func testPresetsListingSurvivesAHostileFile() throws {

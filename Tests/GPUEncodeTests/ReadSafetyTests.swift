@@ -235,9 +235,19 @@ final class ReadSafetyTests: GPUEncodeTestCase {
             return XCTFail("no 3D table: \(String(describing: instance.resources?.keys))")
         }
         XCTAssertEqual(size, 65)
-        XCTAssertEqual(data, whole.table3D)
         XCTAssertEqual(whole.size1D, 1024)
+        // Against the values written, not only parser against parser: every row of both tables, in
+        // file order (RGB then an alpha of 1), across the chunk boundaries.
+        func expected(_ i: Int, _ k: Int) -> Float { Float(String(format: "%.6f", Double((i * k) % 1_000_003) / 1_000_003))! }
         XCTAssertEqual(whole.table1D.count, 1024 * 4)
+        XCTAssertEqual(data.count, 65 * 65 * 65 * 4)
+        var mismatches = 0
+        for i in 0..<rows {
+            let row = i < 1024 ? Array(whole.table1D[(4 * i)..<(4 * i + 4)]) : Array(data[(4 * (i - 1024))..<(4 * (i - 1024) + 4)])
+            if row != [expected(i, 7), expected(i, 13), expected(i, 31), 1] { mismatches += 1 }
+        }
+        XCTAssertEqual(mismatches, 0, "rows that differ from the file")
+        XCTAssertEqual(data, whole.table3D)
     }
 
     func testCubeTooSmallForItsTableIsRefusedBeforeAllocating() throws {
@@ -296,6 +306,16 @@ final class ReadSafetyTests: GPUEncodeTestCase {
         let url = "http://127.0.0.1:\(port)/x.mp4"
         let result = try gpuencode([url, scratch("out.mp4").path], timeout: guardTimeout)
         assertCleanFailure(result, exitCodes: [ExitCode.noInput], mentioning: [url])
+        // The same words as a path that exists (folders "http:" and "127.0.0.1:PORT" under the working
+        // directory): a file check alone lets this through to FFmpeg, which would open the URL. It must
+        // be read as the local clip.
+        let folder = workDirectory.appendingPathComponent("http:/127.0.0.1:\(port)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Oracle.makeClip(folder.appendingPathComponent("x.mp4"), seconds: 0.2, size: "64x48", audio: false)
+        let local = try Oracle.run("/bin/sh", ["-c", "cd '\(workDirectory.path)' && exec '\(try Paths.gpuencode())' '\(url)' out-local.mp4"],
+                                   timeout: guardTimeout)
+        XCTAssertEqual(local.status, 0, local.summary)
+        XCTAssertEqual(try Oracle.frameTimes(scratch("out-local.mp4")).count, 5)
         _ = fcntl(server, F_SETFL, O_NONBLOCK)
         XCTAssertLessThan(accept(server, nil, nil), 0, "gpuencode connected to \(url)")
     }

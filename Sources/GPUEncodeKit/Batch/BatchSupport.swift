@@ -122,9 +122,7 @@ func canonicalOutputPath(_ path: String) -> String {
     var existing = dir
     var missing: [String] = []
     while true {
-        if let real = realpath(existing, nil) {
-            defer { free(real) }
-            let resolved = String(cString: real)
+        if let resolved = realPath(existing) {
             return joinPath(missing.isEmpty ? resolved : joinPath(resolved, missing.joined(separator: "/")), base)
         }
         if existing == "/" || existing.isEmpty { return joinPath(dir, base) }
@@ -148,7 +146,7 @@ func makeDirectories(_ path: String) throws {
 func writeTextAtomically(_ text: String, to path: String) throws {
     let dir = splitPath(path).dir
     try makeDirectories(dir)
-    try writeFileAtomically(Array(text.utf8), to: path, overwrite: true)
+    try writeFileAtomically(Array(text.utf8), to: path, overwrite: true, removingStale: false)
 }
 
 /// UTC time as ISO 8601 (`2024-05-01T12:00:00Z`).

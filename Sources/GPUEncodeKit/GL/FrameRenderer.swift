@@ -137,7 +137,7 @@ public final class FrameRenderer {
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
         // A point chain too big for one shader goes through the chain's passes, which split it.
-        let direct = path == .direct && !ChainRenderer.needsSampling(filters) && FrameRenderer.fusesInOnePass(filters, limits: limits)
+        let direct = FrameRenderer.usesFusedPass(filters, path: path, limits: limits)
         // Upright 4:2:0 (most video) takes the packed path: planes as RGBA8 textures a quarter as
         // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
         // more than the arithmetic around it.
@@ -262,10 +262,14 @@ public final class FrameRenderer {
     /// renderer would throw. `gpuencode validate` calls this, so it predicts what runs.
     public static func passPlan(_ filters: [FilterInstance], limits: GPULimits, path: RenderPath = .direct) throws -> [String] {
         if filters.isEmpty { return [] }
-        if path == .direct && !ChainRenderer.needsSampling(filters) && fusesInOnePass(filters, limits: limits) {
-            return [fusedPassLine(filters)]
-        }
+        if usesFusedPass(filters, path: path, limits: limits) { return [fusedPassLine(filters)] }
         return try ChainPlan(filters: filters, sourceGLSL: chainSourceGLSL, fuse: path != .unfused, limits: limits).description
+    }
+
+    /// Whether `init` renders `filters` in the single fused pass (else through the chain's passes):
+    /// one decision for the run and for `passPlan`, so validate predicts the run.
+    static func usesFusedPass(_ filters: [FilterInstance], path: RenderPath, limits: GPULimits) -> Bool {
+        path == .direct && !ChainRenderer.needsSampling(filters) && fusesInOnePass(filters, limits: limits)
     }
 
     private static func fusedPassLine(_ filters: [FilterInstance]) -> String {

@@ -69,22 +69,12 @@ public struct Preset: Sendable {
     }
 
     public static func loadFile(_ path: String, allowed: AllowedPaths = .none) throws -> Preset {
-        let bytes: [UInt8]
-        do { bytes = try readFileSafely(path, kind: .preset) } catch let e as FileReadError {
-            throw GPUEncodeError(.preset, path: path, "cannot read preset: \(e.reason)")
-        }
-        let result = check(bytes: bytes, origin: path, allowed: allowed)
-        if let first = result.errors.first { throw first.error }
-        guard let preset = result.preset else { throw GPUEncodeError(.preset, path: path, "invalid preset") }
-        return preset
+        try checkFile(path, allowed: allowed).presetOrFirstError(origin: path)
     }
 
     /// Parses and validates; throws the first error as a `GPUEncodeError` (exit 67).
     public static func parse(json text: String, origin: String, allowed: AllowedPaths = .none) throws -> Preset {
-        let result = check(json: text, origin: origin, allowed: allowed)
-        if let first = result.errors.first { throw first.error }
-        guard let preset = result.preset else { throw GPUEncodeError(.preset, path: origin, "invalid preset") }
-        return preset
+        try check(json: text, origin: origin, allowed: allowed).presetOrFirstError(origin: origin)
     }
 
     /// Parses and validates, collecting every error it can find rather than stopping at the first.
@@ -133,6 +123,13 @@ public struct ShaderDefinition: Sendable {
 
 /// The outcome of checking one preset.
 public struct PresetCheck: Sendable {
+    /// The preset, or its first error thrown as a `GPUEncodeError` (exit 67): what a run needs.
+    func presetOrFirstError(origin: String) throws -> Preset {
+        if let first = errors.first { throw first.error }
+        guard let preset else { throw GPUEncodeError(.preset, path: origin, "invalid preset") }
+        return preset
+    }
+
     public let preset: Preset?
     public let errors: [PresetDiagnostic]
     public let warnings: [PresetDiagnostic]

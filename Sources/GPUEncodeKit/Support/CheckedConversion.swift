@@ -3,17 +3,15 @@
 /// a trap takes down the whole process with no error line (a batch with all its jobs), so input is
 /// never converted with it: these return nil instead, for the caller to turn into an error.
 extension BinaryInteger where Self: FixedWidthInteger {
-    /// `value` when it is a whole number this type can hold, else nil.
+    /// `value` when it is a whole number this type can hold, else nil (the standard library's
+    /// `init?(exactly:)`, named for what the call sites mean).
     init?(wholeNumber value: Double) {
-        guard value == value.rounded() else { return nil }
-        self.init(inRange: value)
+        self.init(exactly: value)
     }
 
     /// `value` rounded toward zero when that fits this type, else nil (NaN and ±infinity too).
     init?(inRange value: Double) {
-        // Double(Self.max) rounds up to 2^63 for Int64, itself out of range: compare strictly.
-        guard value.isFinite, value > Double(Self.min) - 1, value < Double(Self.max) else { return nil }
-        self.init(value)
+        self.init(exactly: value.rounded(.towardZero))
     }
 }
 

@@ -22,7 +22,7 @@ struct TemporaryFile {
         var attempt = 0
         while true {
             // 64 random bits: a name that exists already is someone else's (or a trap); try another.
-            let name = "\(TemporaryFile.prefix)\(getpid())-\(TemporaryFile.namespaceTag())-\(hex16(UInt64.random(in: .min ... .max)))\(TemporaryFile.suffix)"
+            let name = "\(TemporaryFile.prefix)\(getpid())-\(TemporaryFile.namespaceTag)-\(hex16(UInt64.random(in: .min ... .max)))\(TemporaryFile.suffix)"
             let candidate = dir == "/" ? "/\(name)" : "\(dir)/\(name)"
             let rc = gpuencode_create_exclusive(candidate)
             if rc >= 0 {
@@ -84,7 +84,7 @@ struct TemporaryFile {
         guard let d = opendir(dir) else { return }
         defer { closedir(d) }
         let fdDir = dirfd(d)
-        let ours = namespaceTag()
+        let ours = namespaceTag
         while let entry = readdir(d) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
@@ -127,8 +127,9 @@ struct TemporaryFile {
     }
 
     /// 8 hex digits naming this boot (kernel boot_id), PID namespace (its inode) and host: PIDs
-    /// are comparable only between temporaries with the same tag.
-    static func namespaceTag() -> String {
+    /// are comparable only between temporaries with the same tag. Fixed for the process, so it is
+    /// worked out once rather than for every temporary and every scan.
+    static let namespaceTag: String = {
         var h = FNV1a64()
         var st = stat()
         if stat("/proc/self/ns/pid", &st) == 0 { h.update("pidns:\(st.st_dev):\(st.st_ino)\n") }
@@ -142,7 +143,7 @@ struct TemporaryFile {
         var host = [CChar](repeating: 0, count: 256)
         if gethostname(&host, host.count - 1) == 0 { h.update("host:" + String(cString: host)) }
         return String(FNV1a64.hex(h.value).suffix(8))
-    }
+    }()
 }
 
 private func hex16(_ v: UInt64) -> String {
@@ -156,7 +157,11 @@ private func hex16(_ v: UInt64) -> String {
 /// (commands that install the SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ handlers and write one file),
 /// a signal that arrived before the rename stops it: the temporary goes, nothing is written, and
 /// the error carries 128+signal. State and reports pass false: they must be saved on interruption.
-func writeFileAtomically(_ bytes: [UInt8], to path: String, overwrite: Bool, stopIfInterrupted: Bool = false) throws {
+///
+/// `removingStale`: first remove temporaries of dead runs from the folder. Outputs do; the batch's
+/// state and report, saved after every job, do not (a folder scan per job would grow with the batch).
+func writeFileAtomically(_ bytes: [UInt8], to path: String, overwrite: Bool, stopIfInterrupted: Bool = false,
+                         removingStale: Bool = true) throws {
     func checkSignal() throws {
         let sig = gpuencode_interrupt_signal()
         guard stopIfInterrupted, sig != 0 else { return }
@@ -168,7 +173,7 @@ func writeFileAtomically(_ bytes: [UInt8], to path: String, overwrite: Bool, sto
     if !overwrite && fileExists(path) {
         throw GPUEncodeError(.outputCreate, path: path, "already exists (use -y to overwrite)")
     }
-    TemporaryFile.removeStale(in: dir)
+    if removingStale { TemporaryFile.removeStale(in: dir) }
     let temp = try TemporaryFile(in: dir, for: path)
     var offset = 0
     var failure: Int32 = 0
