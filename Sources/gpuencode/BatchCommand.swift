@@ -148,22 +148,9 @@ struct BatchCommand: ParsableCommand {
 
     func validate() throws {
         if inputs.isEmpty && manifest == nil { throw ValidationError("give input files or folders, or --manifest FILE") }
-        if let crf, !(0...51).contains(crf) { throw ValidationError("--crf must be between 0 and 51") }
-        if let x264Preset, !EncoderSettings.x264Presets.contains(x264Preset) {
-            throw ValidationError("unknown --x264-preset \(x264Preset); use one of \(EncoderSettings.x264Presets.joined(separator: ", "))")
-        }
-        if let tune, !EncoderSettings.x264Tunes.contains(tune) { throw ValidationError("unknown --tune \(tune)") }
-        if let profile, !EncoderSettings.h264Profiles.contains(profile) {
-            throw ValidationError("unknown --profile \(profile); use one of \(EncoderSettings.h264Profiles.joined(separator: ", "))")
-        }
-        if let bitrate, parseRate(bitrate) == nil { throw ValidationError("--bitrate \(bitrate) is not a rate such as 4M, 2500k or 800000") }
-        if let keyint, !EncoderSettings.keyintRange.contains(keyint) {
-            throw ValidationError("--keyint must be a number of frames from \(EncoderSettings.keyintRange.lowerBound) to \(EncoderSettings.keyintRange.upperBound)")
-        }
+        try checkEncodeOptions(crf: crf, x264Preset: x264Preset, tune: tune, profile: profile, bitrate: bitrate, keyint: keyint,
+                               threads: threads, threadsMayBeAuto: false)
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
-        if let threads, !(1...EncoderSettings.threadsRange.upperBound).contains(threads) {
-            throw ValidationError("--threads must be from 1 to \(EncoderSettings.threadsRange.upperBound)")
-        }
         if let shardCount, shardCount < 1 { throw ValidationError("--shard-count must be at least 1") }
         if skipExisting && force { throw ValidationError("--skip-existing and --force contradict each other") }
         if failFast && continueOnError { throw ValidationError("--fail-fast and --continue-on-error contradict each other") }

@@ -140,23 +140,8 @@ struct GPUEncode: ParsableCommand {
         }
         guard input != nil, output != nil else { throw ValidationError("give an input and an output file, e.g. gpuencode in.mp4 out.mp4 --preset sepia") }
         try comparison.validate(animate: splitAnimate)
-        if let crf, !(0...51).contains(crf) { throw ValidationError("--crf must be between 0 and 51") }
-        if let x264Preset, !EncoderSettings.x264Presets.contains(x264Preset) {
-            throw ValidationError("unknown --x264-preset \(x264Preset); use one of \(EncoderSettings.x264Presets.joined(separator: ", "))")
-        }
-        if let profile, !EncoderSettings.h264Profiles.contains(profile) {
-            throw ValidationError("unknown --profile \(profile); use one of \(EncoderSettings.h264Profiles.joined(separator: ", "))")
-        }
-        if let tune, !EncoderSettings.x264Tunes.contains(tune) {
-            throw ValidationError("unknown --tune \(tune); use one of \(EncoderSettings.x264Tunes.joined(separator: ", "))")
-        }
-        if let bitrate, parseRate(bitrate) == nil { throw ValidationError("--bitrate \(bitrate) is not a rate such as 4M, 2500k or 800000") }
-        if let keyint, !EncoderSettings.keyintRange.contains(keyint) {
-            throw ValidationError("--keyint must be a number of frames from \(EncoderSettings.keyintRange.lowerBound) to \(EncoderSettings.keyintRange.upperBound)")
-        }
-        guard EncoderSettings.threadsRange.contains(threads) else {
-            throw ValidationError("--threads must be from \(EncoderSettings.threadsRange.lowerBound) to \(EncoderSettings.threadsRange.upperBound)")
-        }
+        try checkEncodeOptions(crf: crf, x264Preset: x264Preset, tune: tune, profile: profile, bitrate: bitrate, keyint: keyint,
+                               threads: threads, threadsMayBeAuto: true)
         guard ["direct", "rgba", "unfused"].contains(renderPath) else { throw ValidationError("--render-path must be direct, rgba or unfused") }
         if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
         if let hwaccel, HardwareAcceleration(rawValue: hwaccel) == nil { throw ValidationError("--hwaccel must be none, cuda or auto") }
@@ -267,6 +252,22 @@ extension GPUEncode {
             fputs("gpuencode: wrote \(output!): \(result.image.width)x\(result.image.height) picture with preset \(preset.name) on \(result.renderer)\n", stderr)
         }
     }
+}
+
+/// The encoder options of the transcode and of `batch`, checked by the library's one rule per
+/// setting (the same rules manifests and preset "encode" blocks use); a usage error names the option.
+func checkEncodeOptions(crf: Double?, x264Preset: String?, tune: String?, profile: String?, bitrate: String?, keyint: Int?,
+                        threads: Int?, threadsMayBeAuto: Bool) throws {
+    let problems: [(String, String?)] = [
+        ("--crf", crf.flatMap(EncodeSettingRules.crf)),
+        ("--x264-preset", x264Preset.flatMap(EncodeSettingRules.x264Preset)),
+        ("--tune", tune.flatMap(EncodeSettingRules.tune)),
+        ("--profile", profile.flatMap(EncodeSettingRules.profile)),
+        ("--bitrate", bitrate.flatMap(EncodeSettingRules.bitrate)),
+        ("--keyint", keyint.flatMap { EncodeSettingRules.keyint(Double($0)) }),
+        ("--threads", threads.flatMap { EncodeSettingRules.threads($0, allowAuto: threadsMayBeAuto) }),
+    ]
+    if let (option, problem) = problems.first(where: { $0.1 != nil }) { throw ValidationError("\(option): \(problem!)") }
 }
 
 func format4(_ v: Double) -> String {

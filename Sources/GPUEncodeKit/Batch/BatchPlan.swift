@@ -353,32 +353,24 @@ enum Manifest {
             let v = r.values
             guard let input = v["input"], !input.isEmpty else { throw GPUEncodeError(.usage, path: r.origin, "no input") }
             var o = EncodeOverrides()
+            // Each column by the same rule as its command-line option (EncodeSettingRules).
+            func check(_ column: String, _ problem: String?) throws {
+                if let problem { throw GPUEncodeError(.usage, path: r.origin, "\(column): \(problem)") }
+            }
             if let s = v["crf"] {
-                guard let c = Double(s), (0...51).contains(c) else { throw GPUEncodeError(.usage, path: r.origin, "crf \(s) must be a number from 0 to 51") }
+                guard let c = Double(s), c.isFinite else { throw GPUEncodeError(.usage, path: r.origin, "crf: \(s) is not a number") }
+                try check("crf", EncodeSettingRules.crf(c))
                 o.crf = c
             }
-            if let s = v["x264Preset"] {
-                guard EncoderSettings.x264Presets.contains(s) else { throw GPUEncodeError(.usage, path: r.origin, "unknown x264Preset \(s); use one of \(EncoderSettings.x264Presets.joined(separator: ", "))") }
-                o.x264Preset = s
-            }
-            if let s = v["tune"] {
-                guard EncoderSettings.x264Tunes.contains(s) else { throw GPUEncodeError(.usage, path: r.origin, "unknown tune \(s); use one of \(EncoderSettings.x264Tunes.joined(separator: ", "))") }
-                o.tune = s
-            }
-            if let s = v["bitrate"] {
-                guard let b = parseRate(s) else { throw GPUEncodeError(.usage, path: r.origin, "bitrate \(s) is not a rate such as 4M, 2500k or 800000") }
-                o.bitrate = b
-            }
+            if let s = v["x264Preset"] { try check("x264Preset", EncodeSettingRules.x264Preset(s)); o.x264Preset = s }
+            if let s = v["tune"] { try check("tune", EncodeSettingRules.tune(s)); o.tune = s }
+            if let s = v["bitrate"] { try check("bitrate", EncodeSettingRules.bitrate(s)); o.bitrate = parseRate(s) }
             if let s = v["keyint"] {
-                guard let k = Int(s), EncoderSettings.keyintRange.contains(k) else {
-                    throw GPUEncodeError(.usage, path: r.origin, "keyint \(s) must be a whole number of frames from \(EncoderSettings.keyintRange.lowerBound) to \(EncoderSettings.keyintRange.upperBound)")
-                }
-                o.keyint = k
+                guard let k = Double(s) else { throw GPUEncodeError(.usage, path: r.origin, "keyint: \(s) is not a number") }
+                try check("keyint", EncodeSettingRules.keyint(k))
+                o.keyint = Int(wholeNumber: k)
             }
-            if let s = v["profile"] {
-                guard EncoderSettings.h264Profiles.contains(s) else { throw GPUEncodeError(.usage, path: r.origin, "unknown profile \(s); use one of \(EncoderSettings.h264Profiles.joined(separator: ", "))") }
-                o.profile = s
-            }
+            if let s = v["profile"] { try check("profile", EncodeSettingRules.profile(s)); o.profile = s }
             let inputPath = input.hasPrefix("/") ? input : joinPath(base, input)
             let written = splitPath(input)
             let relDir = input.hasPrefix("/") || input.split(separator: "/").contains("..") || written.base == input ? "" : normalizePath(written.dir)

@@ -227,7 +227,7 @@ final class PresetReader {
                 switch key {
                 case "crf":
                     let n = try number(v, p)
-                    guard (0...51).contains(n) else { throw fail(v, p, "\(formatNumber(n)) is out of range 0...51") }
+                    if let problem = EncodeSettingRules.crf(n) { throw fail(v, p, problem) }
                     s.crf = n
                 case "x264Preset", "tune":
                     let word = try string(v, p)
@@ -236,11 +236,8 @@ final class PresetReader {
                     if key == "tune" { s.tune = word } else { s.x264Preset = word }
                 case "keyint":
                     let n = try number(v, p)
-                    let r = EncoderSettings.keyintRange
-                    guard n == n.rounded(), n >= Double(r.lowerBound), n <= Double(r.upperBound) else {
-                        throw fail(v, p, "expected a whole number of frames from \(r.lowerBound) to \(r.upperBound), found \(formatNumber(n))")
-                    }
-                    s.keyint = Int(n)
+                    if let problem = EncodeSettingRules.keyint(n) { throw fail(v, p, problem) }
+                    s.keyint = Int(wholeNumber: n)
                 default:
                     throw fail(v, p, "unknown encoder setting\(hint(key, Self.encodeMembers)); \"encode\" takes \(Self.encodeMembers.joined(separator: ", "))")
                 }
