@@ -184,8 +184,10 @@ def build_cases(root):
     # not a silent clamp (0 would hide a missing validator behind a clamped conversion).
     for opt in ['--keyint', '--crf', '--threads', '--bitrate', '--benchmark-filters']:
         for v in bad_numbers:
-            # (--crf 0x10 is 16, as ffmpeg's av_strtod also reads hex for a float option.)
-            add('numbers', f'{opt} {v!r}', [clip, out(), opt, v] + fast, {0, 64} if (opt, v) == ('--crf', '0x10') else {64})
+            # Two are valid: --crf 0x10 is 16 (ffmpeg's av_strtod reads hex for a float option too),
+            # and --bitrate 99999999999 is just under the 100G cap.
+            valid = (opt, v) in {('--crf', '0x10'), ('--bitrate', '99999999999')}
+            add('numbers', f'{opt} {v!r}', [clip, out(), opt, v] + fast, {0, 64} if valid else {64})
     for v in bad_numbers:
         add('numbers', f'preview --at {v!r}', ['preview', clip, '--at', v, '-o', out('p.png')], {0, 64})
         add('numbers', f'contact-sheet --at {v!r}', ['contact-sheet', clip, '--at', v, '-o', out('s.png')], {0, 64})
