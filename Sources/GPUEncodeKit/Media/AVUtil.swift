@@ -30,12 +30,3 @@ public enum MediaLog {
         gpuencode_set_log_level(verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
     }
 }
-
-/// The planes of a planar or semi-planar frame (3 for yuv420p, 2 for NV12).
-func framePlanes(_ frame: UnsafeMutablePointer<AVFrame>) -> [Plane] {
-    let f = frame.pointee
-    let count = Int(av_pix_fmt_count_planes(AVPixelFormat(rawValue: f.format)))
-    let data = [f.data.0, f.data.1, f.data.2]
-    let strides = [f.linesize.0, f.linesize.1, f.linesize.2]
-    return (0..<min(count, 3)).map { Plane(data: data[$0]!, stride: Int(strides[$0])) }
-}

@@ -27,9 +27,9 @@ final class OverlayDecoder: DynamicSource {
     /// A frame's length when the stream does not say (1 / the average frame rate).
     private let defaultDuration: Double
 
-    private let packet: UnsafeMutablePointer<AVPacket>
-    private var shown: UnsafeMutablePointer<AVFrame>
-    private var following: UnsafeMutablePointer<AVFrame>
+    private let packet = Packet()
+    private var shown = Frame()
+    private var following = Frame()
     private var hasShown = false
     private var hasFollowing = false
     /// Seconds of overlay time where `shown` and `following` start.
@@ -57,12 +57,6 @@ final class OverlayDecoder: DynamicSource {
         defaultDuration = rate.num > 0 && rate.den > 0 ? 1 / av_q2d(rate) : 1.0 / 25
         // Audio and other streams are not read at all.
         for i in 0..<input.streamCount where i != Int(input.videoIndex) { input.stream(i).pointee.discard = AVDISCARD_ALL }
-        guard let packet = av_packet_alloc(), let a = av_frame_alloc(), let b = av_frame_alloc() else {
-            throw GPUEncodeError(.internal, "out of memory")
-        }
-        self.packet = packet
-        shown = a
-        following = b
         let dec = input.decoder.pointee
         width = Int(dec.width)
         height = Int(dec.height)
@@ -73,7 +67,7 @@ final class OverlayDecoder: DynamicSource {
         guard width > 0 && height > 0, receive(into: shown) else {
             throw GPUEncodeError(.input, path: path, "no video frame could be decoded")
         }
-        let ts = shown.pointee.best_effort_timestamp
+        let ts = shown.bestEffortTimestamp
         origin = ts == AV_NOPTS ? 0 : ts
         hasShown = true
         shownStart = 0
@@ -82,19 +76,13 @@ final class OverlayDecoder: DynamicSource {
 
     deinit {
         sws_freeContext(scaler)
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
-        var a: UnsafeMutablePointer<AVFrame>? = shown
-        av_frame_free(&a)
-        var b: UnsafeMutablePointer<AVFrame>? = following
-        av_frame_free(&b)
     }
 
     func frame(at time: Double) -> DynamicFrame {
         let u = time - offset
         guard u >= 0, locate(u) else { return clear.withUnsafeBytes { DynamicFrame(serial: Int64.min, pixels: $0.baseAddress!) } }
         // Times come from the overlay file's timestamps, which a damaged file may make huge.
-        let key = shown.pointee.best_effort_timestamp == AV_NOPTS ? Int64(inRange: shownStart * 1e6) ?? Int64.max : shown.pointee.best_effort_timestamp
+        let key = shown.bestEffortTimestamp == AV_NOPTS ? Int64(inRange: shownStart * 1e6) ?? Int64.max : shown.bestEffortTimestamp
         if key != converted {
             convert()
             converted = key
@@ -103,14 +91,14 @@ final class OverlayDecoder: DynamicSource {
     }
 
     /// The overlay time of a decoded frame, seconds from the first frame.
-    private func start(of f: UnsafeMutablePointer<AVFrame>, after previous: Double?) -> Double {
-        let ts = f.pointee.best_effort_timestamp
+    private func start(of f: Frame, after previous: Double?) -> Double {
+        let ts = f.bestEffortTimestamp
         if ts == AV_NOPTS { return (previous ?? -defaultDuration) + defaultDuration }
         return seconds(ts - origin, timeBase)
     }
 
-    private func duration(of f: UnsafeMutablePointer<AVFrame>) -> Double {
-        f.pointee.pkt_duration > 0 ? seconds(f.pointee.pkt_duration, timeBase) : defaultDuration
+    private func duration(of f: Frame) -> Double {
+        f.duration > 0 ? seconds(f.duration, timeBase) : defaultDuration
     }
 
     /// Makes `shown` the frame whose interval contains overlay time `u`; false when nothing
@@ -171,25 +159,25 @@ final class OverlayDecoder: DynamicSource {
 
     /// The decoder's next frame. A damaged packet is skipped (the decoder carries on); a read
     /// error ends the stream, so a broken overlay holds its last good frame.
-    private func receive(into frame: UnsafeMutablePointer<AVFrame>) -> Bool {
-        av_frame_unref(frame)
+    private func receive(into frame: Frame) -> Bool {
+        frame.unref()
         while true {
-            let rc = avcodec_receive_frame(input.decoder, frame)
+            let rc = avcodec_receive_frame(input.decoder, frame.pointer)
             if rc >= 0 { return true }
             if rc != AVERROR_EAGAIN_VALUE || draining { return false }
-            if av_read_frame(input.format, packet) < 0 {
+            if av_read_frame(input.format, packet.pointer) < 0 {
                 avcodec_send_packet(input.decoder, nil)
                 draining = true
                 continue
             }
-            defer { av_packet_unref(packet) }
-            if packet.pointee.stream_index == input.videoIndex { avcodec_send_packet(input.decoder, packet) }
+            defer { packet.unref() }
+            if packet.streamIndex == Int(input.videoIndex) { avcodec_send_packet(input.decoder, packet.pointer) }
         }
     }
 
     /// `shown` as premultiplied RGBA8 of the first frame's size.
     private func convert() {
-        let f = shown.pointee
+        let f = shown.pointer.pointee
         let format = AVPixelFormat(rawValue: f.format)
         scaler = sws_getCachedContext(scaler, f.width, f.height, format, Int32(width), Int32(height), AV_PIX_FMT_RGBA,
                                       SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)

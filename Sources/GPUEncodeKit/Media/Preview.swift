@@ -33,7 +33,7 @@ public enum Preview {
         public let height: Int
         private let gl: GLContext
         private let still: RGBAImage?
-        private var planar: UnsafeMutablePointer<AVFrame>?
+        private let planar: Frame?
         private let frameSize: (width: Int32, height: Int32)
         private let working: AVPixelFormat
         private let rotation: Rotation
@@ -51,6 +51,7 @@ public enum Preview {
                 let image = try ImageIO.read(path)
                 gl = try GLContext(selection: gpu)
                 still = image
+                planar = nil
                 time = nil
                 width = image.width
                 height = image.height
@@ -66,12 +67,10 @@ public enum Preview {
                 let length = input.durationSeconds.map { " (the video is \(roundedSeconds($0, places: 2)) s long)" } ?? ""
                 throw GPUEncodeError(.usage, path: path, "no video frame at or after \(seconds) s\(length)")
             }
-            var f: UnsafeMutablePointer<AVFrame>? = frame.frame
-            defer { av_frame_free(&f) }
             let dec = input.decoder.pointee
-            let (working, color) = Transcoder.workingFormat(for: AVPixelFormat(rawValue: frame.frame.pointee.format), colorspace: dec.colorspace,
+            let (working, color) = Transcoder.workingFormat(for: frame.frame.pixelFormat, colorspace: dec.colorspace,
                                                             range: dec.color_range)
-            let geometry = RenderGeometry(width: frame.frame.pointee.width, height: frame.frame.pointee.height, format: working,
+            let geometry = RenderGeometry(width: frame.frame.width, height: frame.frame.height, format: working,
                                           rotation: input.rotation)
             try PictureSize.check(geometry, input: path)
             var converter = FrameConverter()
@@ -83,20 +82,13 @@ public enum Preview {
             self.working = working
             self.color = color
             rotation = input.rotation
-            frameSize = (frame.frame.pointee.width, frame.frame.pointee.height)
+            frameSize = (frame.frame.width, frame.frame.height)
             width = geometry.uprightWidth
             height = geometry.uprightHeight
             time = frame.time
             still = nil
-            do { gl = try GLContext(selection: gpu) } catch {
-                av_frame_free(&self.planar)
-                throw error
-            }
+            gl = try GLContext(selection: gpu)
             renderer = gl.renderer
-        }
-
-        deinit {
-            av_frame_free(&planar)
         }
 
         /// The picture through `filters`, at the frame's time (keyframes evaluated there).
@@ -109,7 +101,7 @@ public enum Preview {
             }
             let geometry = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation, filters: filters)
             let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: .viaRGBA)
-            return try renderer.renderRGBA(source: framePlanes(planar!), time: time ?? 0)
+            return try renderer.renderRGBA(source: planar!.planes, time: time ?? 0)
         }
     }
 
@@ -135,7 +127,7 @@ public enum Preview {
     }
 
     /// The first frame shown at or after `seconds` from the start of the media.
-    static func decodeFrame(_ input: InputFile, at seconds: Double) throws -> (frame: UnsafeMutablePointer<AVFrame>, time: Double)? {
+    static func decodeFrame(_ input: InputFile, at seconds: Double) throws -> (frame: Frame, time: Double)? {
         let stream = input.videoStream
         let tb = stream.pointee.time_base
         let start = input.startSeconds
@@ -149,12 +141,10 @@ public enum Preview {
                 avcodec_flush_buffers(input.decoder)
             }
         }
-        guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        defer { av_packet_free(&p) }
-        var keep = false
+        let input_ = Packet(), decoded = Frame()
+        defer { withExtendedLifetime(input_) {} }
+        let packet = input_.pointer, frame = decoded.pointer
         var decodedAny = false
-        defer { if !keep { var f: UnsafeMutablePointer<AVFrame>? = frame; av_frame_free(&f) } }
         // Half a frame of slack, so asking for a frame's own time (rounded) finds it.
         let slack = stream.pointee.avg_frame_rate.num > 0 ? 0.5 / av_q2d(stream.pointee.avg_frame_rate) : 0.001
         func receive() -> Double? {
@@ -177,7 +167,7 @@ public enum Preview {
                 guard packet.pointee.stream_index == input.videoIndex else { continue }
                 avcodec_send_packet(input.decoder, packet)
             }
-            if let t = receive() { keep = true; return (frame, t) }
+            if let t = receive() { return (decoded, t) }
         }
         // Not one frame decoded: the data is at fault (as in a transcode), not the time asked for.
         if !decodedAny { throw GPUEncodeError(.inputDecode, path: input.path, "no video frame could be decoded") }

@@ -71,8 +71,8 @@ public final class Transcoder {
     private let failure = Locked<GPUEncodeError?>(nil)
     /// Made by the GPU stage on its first frame; buffers go back to it from the encoder.
     private let framePool = Locked<FramePool?>(nil)
-    private let toGPU = BoundedQueue<UnsafeMutablePointer<AVFrame>>(capacity: 3)
-    private let toEncoder = BoundedQueue<UnsafeMutablePointer<AVFrame>>(capacity: 3)
+    private let toGPU = BoundedQueue<Frame>(capacity: 3)
+    private let toEncoder = BoundedQueue<Frame>(capacity: 3)
     /// Frame durations by pts (encoder time base): x264 drops them, the muxer wants them. Only
     /// the encoding thread touches it.
     private var durations: [Int64: Int64] = [:]
@@ -83,7 +83,7 @@ public final class Transcoder {
     /// Seconds each stage spent working (not waiting on a queue), for -v: shows which one bounds the run.
     private let busy = Locked((gpu: 0.0, encode: 0.0))
     /// The encoder's packet, reused; only the thread that encodes touches it.
-    private let packet = av_packet_alloc()!
+    private let packet = Packet()
     private var decodeErrors = 0
 
     public static func run(_ options: TranscodeOptions) throws -> TranscodeSummary {
@@ -221,8 +221,6 @@ public final class Transcoder {
     deinit {
         var e: UnsafeMutablePointer<AVCodecContext>? = encoder
         avcodec_free_context(&e)
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
     }
 
     /// The 8-bit planar format the GPU reads and the colour space to decode it with.
@@ -288,18 +286,14 @@ public final class Transcoder {
                 encodeThread.join()
                 throw error
             }
-            demuxStage { [self] frame in
-                if (usesGPU ? toGPU : toEncoder).push(frame) { return true }
-                var f: UnsafeMutablePointer<AVFrame>? = frame
-                av_frame_free(&f)
-                return false
-            }
+            demuxStage { [self] frame in (usesGPU ? toGPU : toEncoder).push(frame) }
             toGPU.close()
             if let gpuThread { gpuThread.join() } else { toEncoder.close() }
             encodeThread.join()
         }
-        toGPU.drain { var f: UnsafeMutablePointer<AVFrame>? = $0; av_frame_free(&f) }
-        toEncoder.drain { var f: UnsafeMutablePointer<AVFrame>? = $0; av_frame_free(&f) }
+        // Frames left in the queues after a failure are freed with them.
+        toGPU.drain { _ in }
+        toEncoder.drain { _ in }
         checkInterrupt()
         if let error = failure.withLock({ $0 }) { throw error }
         let frames = framesEncoded.withLock { $0 }
@@ -325,15 +319,11 @@ public final class Transcoder {
         defer { releaseContext(&gl) }
         let renderer = try gl.map { try makeRenderer($0) }
         demuxStage { [self] frame in
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            defer { av_frame_free(&f) }
             do {
                 checkInterrupt()
                 if failed { return false }
                 if let renderer {
-                    var out: UnsafeMutablePointer<AVFrame>? = try render(frame, with: renderer)
-                    defer { av_frame_free(&out) }
-                    try encode(out!)
+                    try encode(try render(frame, with: renderer))
                 } else {
                     try encode(frame)
                 }
@@ -351,49 +341,43 @@ public final class Transcoder {
     // MARK: Stage 1: demux, copy, decode (calling thread)
 
     /// `deliver` takes ownership of each decoded frame and returns false to stop.
-    private func demuxStage(deliver: (UnsafeMutablePointer<AVFrame>) -> Bool) {
-        let packet = av_packet_alloc()!
-        let frame = av_frame_alloc()!
+    private func demuxStage(deliver: (Frame) -> Bool) {
+        let packet = Packet()
         var converter = FrameConverter()
         defer { converter.release() }
         var clock = FrameClock(timeBase: input.videoStream.pointee.time_base, rate: encoder.pointee.framerate)
-        defer {
-            var p: UnsafeMutablePointer<AVPacket>? = packet
-            av_packet_free(&p)
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&f)
-        }
 
         var warnedRepair = false
         var copiedOrder = CopiedPacketOrder(format: output.format.pointee.oformat)
 
         func receiveFrames() -> Bool {
             while true {
-                let rc = input.receiveFrame(frame)
+                let frame = Frame()
+                let rc = input.receiveFrame(frame.pointer)
                 if rc == AVERROR_EAGAIN_VALUE || rc == AVERROR_EOF_VALUE { return true }
                 if rc < 0 { decodeErrors += 1; return true }
-                defer { av_frame_unref(frame) }
-                let (pts, duration, repaired) = clock.stamp(frame)
+                let (pts, duration, repaired) = clock.stamp(frame.pointer)
                 if repaired && !warnedRepair {
                     warnedRepair = true
                     options.log(.warning, "\(options.input): video timestamps not increasing; repaired by one tick where needed")
                 }
                 guard let work = converter.convert(frame, to: workingFormat, width: geometry.sourceWidth, height: geometry.sourceHeight) else {
-                    fail(GPUEncodeError(.internal, path: options.input, "cannot convert a \(frame.pointee.width)x\(frame.pointee.height) frame"))
+                    fail(GPUEncodeError(.internal, path: options.input, "cannot convert a \(frame.width)x\(frame.height) frame"))
                     return false
                 }
-                work.pointee.pts = pts
-                work.pointee.pkt_duration = duration
+                work.pts = pts
+                work.duration = duration
                 // Without a GPU stage, odd sizes are cropped by narrowing the frame over its buffer.
-                work.pointee.width = Int32(geometry.outputWidth)
-                work.pointee.height = Int32(geometry.outputHeight)
+                work.width = Int32(geometry.outputWidth)
+                work.height = Int32(geometry.outputHeight)
                 if !deliver(work) { return false }
             }
         }
 
         while !failed {
             checkInterrupt()
-            let rc = av_read_frame(input.format, packet)
+            packet.unref()
+            let rc = av_read_frame(input.format, packet.pointer)
             if rc == AVERROR_EOF_VALUE { break }
             if rc < 0 {
                 // A signal stops a read blocked on a FIFO through the interrupt callback: that is
@@ -403,13 +387,13 @@ public final class Transcoder {
                 options.log(.warning, "\(options.input): read error (\(averrorString(rc))); treating it as the end of the file")
                 break
             }
-            defer { av_packet_unref(packet) }
-            let index = Int(packet.pointee.stream_index)
+            let index = packet.streamIndex
             if index == Int(input.videoIndex) {
-                let sent = avcodec_send_packet(input.decoder, packet)
+                let sent = avcodec_send_packet(input.decoder, packet.pointer)
                 if sent < 0 && sent != AVERROR_EAGAIN_VALUE { decodeErrors += 1 }
                 if !receiveFrames() { return }
             } else if let outIndex = streamMap[index] {
+                let packet = packet.pointer
                 let out = output.format.pointee.streams[Int(outIndex)]!
                 av_packet_rescale_ts(packet, input.stream(index).pointee.time_base, out.pointee.time_base)
                 packet.pointee.stream_index = outIndex
@@ -457,31 +441,23 @@ public final class Transcoder {
     private func gpuLoop(_ gl: GLContext) throws {
         // On the pipelined path a frame's readback is collected after the next frame is submitted,
         // so these output frames are in flight (at most two).
-        var inFlight: [UnsafeMutablePointer<AVFrame>] = []
-        defer { for o in inFlight { var p: UnsafeMutablePointer<AVFrame>? = o; av_frame_free(&p) } }
-        func deliver(_ out: UnsafeMutablePointer<AVFrame>) {
-            if !toEncoder.push(out) {
-                var o: UnsafeMutablePointer<AVFrame>? = out
-                av_frame_free(&o)
-            }
-        }
+        var inFlight: [Frame] = []
+        func deliver(_ out: Frame) { toEncoder.push(out) }
         let renderer = try makeRenderer(gl)
         while let frame = toGPU.pop() {
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            defer { av_frame_free(&f) }
             if failed { continue }
             let t0 = monotonicSeconds()
             if renderer.canPipeline {
                 let out = try outputFrame(for: frame)
                 inFlight.append(out)
                 let time = frameTime(frame)
-                try renderer.submit(source: framePlanes(frame), time: time)
+                try renderer.submit(source: frame.planes, time: time)
                 // The measurements are read back while the frame is drawn (only its pixels wait
                 // for `collect`), so they are reported now, in frame order.
                 reportStatistics(of: renderer, time: time)
                 if renderer.pendingFrames > 1 {
                     let done = inFlight.removeFirst()
-                    try renderer.collect(into: framePlanes(done))
+                    try renderer.collect(into: done.planes)
                     deliver(done)
                 }
             } else {
@@ -492,27 +468,27 @@ public final class Transcoder {
         }
         while !inFlight.isEmpty && !failed {
             let done = inFlight.removeFirst()
-            try renderer.collect(into: framePlanes(done))
+            try renderer.collect(into: done.planes)
             deliver(done)
         }
     }
 
     /// A new output frame (pooled memory) with the input frame's timestamps.
-    private func outputFrame(for frame: UnsafeMutablePointer<AVFrame>) throws -> UnsafeMutablePointer<AVFrame> {
-        let out = try framePool.withLock { pool -> UnsafeMutablePointer<AVFrame> in
+    private func outputFrame(for frame: Frame) throws -> Frame {
+        let out = try framePool.withLock { pool -> Frame in
             if pool == nil {
                 pool = try FramePool(width: Int32(geometry.outputWidth), height: Int32(geometry.outputHeight), format: outputFormat)
             }
             return try pool!.frame()
         }
-        out.pointee.pts = frame.pointee.pts
-        out.pointee.pkt_duration = frame.pointee.pkt_duration
+        out.pts = frame.pts
+        out.duration = frame.duration
         return out
     }
 
     /// Filter time (keyframes, animated shaders) runs from 0 at the start of the media.
-    private func frameTime(_ frame: UnsafeMutablePointer<AVFrame>) -> Double {
-        max(0, seconds(frame.pointee.pts, input.videoStream.pointee.time_base) - mediaStart)
+    private func frameTime(_ frame: Frame) -> Double {
+        max(0, seconds(frame.pts, input.videoStream.pointee.time_base) - mediaStart)
     }
 
     private func makeContext() throws -> GLContext {
@@ -540,17 +516,11 @@ public final class Transcoder {
     }
 
     /// One frame through the GPU into a new 4:2:0 frame carrying the same timestamps.
-    private func render(_ frame: UnsafeMutablePointer<AVFrame>, with renderer: FrameRenderer) throws -> UnsafeMutablePointer<AVFrame> {
+    private func render(_ frame: Frame, with renderer: FrameRenderer) throws -> Frame {
         let out = try outputFrame(for: frame)
-        do {
-            let time = frameTime(frame)
-            try renderer.render(source: framePlanes(frame), output: framePlanes(out), time: time)
-            reportStatistics(of: renderer, time: time)
-        } catch {
-            var o: UnsafeMutablePointer<AVFrame>? = out
-            av_frame_free(&o)
-            throw error
-        }
+        let time = frameTime(frame)
+        try renderer.render(source: frame.planes, output: out.planes, time: time)
+        reportStatistics(of: renderer, time: time)
         return out
     }
 
@@ -559,8 +529,6 @@ public final class Transcoder {
     private func encodeStage() {
         do {
             while let frame = toEncoder.pop() {
-                var f: UnsafeMutablePointer<AVFrame>? = frame
-                defer { av_frame_free(&f) }
                 if failed { continue }
                 checkInterrupt()
                 let t0 = monotonicSeconds()
@@ -575,13 +543,13 @@ public final class Transcoder {
         }
     }
 
-    private func encode(_ frame: UnsafeMutablePointer<AVFrame>) throws {
+    private func encode(_ frame: Frame) throws {
         // A decoded frame (the no-GPU path) still says what type it was; libx264 would take that
         // as an order and copy the source's GOP instead of choosing its own B-frames.
-        frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
-        let pts = frame.pointee.pts
-        durations[pts] = frame.pointee.pkt_duration
-        try check(avcodec_send_frame(encoder, frame), .encode, path: options.output, "encoding failed")
+        frame.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        let pts = frame.pts
+        durations[pts] = frame.duration
+        try check(avcodec_send_frame(encoder, frame.pointer), .encode, path: options.output, "encoding failed")
         try drainEncoder()
         let n = framesEncoded.withLock { $0 += 1; return $0 }
         let position = seconds(pts, encoder.pointee.time_base) - mediaStart
@@ -597,6 +565,7 @@ public final class Transcoder {
     }
 
     private func drainEncoder() throws {
+        let packet = self.packet.pointer
         while true {
             let rc = avcodec_receive_packet(encoder, packet)
             if rc == AVERROR_EAGAIN_VALUE || rc == AVERROR_EOF_VALUE { return }
