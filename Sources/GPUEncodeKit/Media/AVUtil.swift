@@ -5,6 +5,11 @@ let AVERROR_EOF_VALUE = gpuencode_averror_eof()
 let AVERROR_EAGAIN_VALUE = gpuencode_averror_eagain()
 let AV_NOPTS = gpuencode_nopts_value()
 let AV_TIME_BASE_Q_VALUE = AVRational(num: 1, den: AV_TIME_BASE)
+let AVERROR_INVALIDDATA_VALUE: Int32 = {
+    // FFERRTAG('I','N','D','A'), negated.
+    let tag = Int32(UInt8(ascii: "I")) | Int32(UInt8(ascii: "N")) << 8 | Int32(UInt8(ascii: "D")) << 16 | Int32(UInt8(ascii: "A")) << 24
+    return -tag
+}()
 
 func averrorString(_ code: Int32) -> String {
     var buffer = [CChar](repeating: 0, count: 256)

@@ -13,28 +13,14 @@ public enum FilterBenchmark {
     }
 
     public static func run(input path: String, preset: Preset, gpu: GPUSelection, path renderPath: RenderPath = .direct, frames: Int) throws -> Result {
-        let input = try InputFile(path: path, threads: 0)
+        let input = try VideoSource(path: path, threads: 0)
         let dec = input.decoder.pointee
-        let (working, color) = Transcoder.workingFormat(for: dec.pix_fmt, colorspace: dec.colorspace, range: dec.color_range)
+        let (working, color) = input.workingFormat
         let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: input.rotation, filters: preset.filters)
+        input.delivery = .working(working, width: geometry.sourceWidth, height: geometry.sourceHeight)
         // A handful of distinct frames is enough to defeat caching and small enough to hold in memory.
         var pool: [Frame] = []
-        var converter = FrameConverter()
-        defer { converter.release() }
-        let packet = Packet()
-        func drain() {
-            while pool.count < 8 {
-                let frame = Frame()
-                guard avcodec_receive_frame(input.decoder, frame.pointer) >= 0 else { break }
-                if let w = converter.convert(frame, to: working, width: geometry.sourceWidth, height: geometry.sourceHeight) { pool.append(w) }
-            }
-        }
-        while pool.count < 8, av_read_frame(input.format, packet.pointer) >= 0 {
-            if packet.streamIndex == Int(input.videoIndex) { avcodec_send_packet(input.decoder, packet.pointer); drain() }
-            packet.unref()
-        }
-        avcodec_send_packet(input.decoder, nil)
-        drain()
+        while pool.count < 8, let frame = try input.nextFrame() { pool.append(frame) }
         guard !pool.isEmpty else { throw GPUEncodeError(.inputDecode, path: path, "no video frame could be decoded") }
 
         let gl = try GLContext(selection: gpu)

@@ -18,7 +18,7 @@ final class OverlayDecoder: DynamicSource {
     let path: String
     let width: Int
     let height: Int
-    private let input: InputFile
+    private let input: VideoSource
     private let timeBase: AVRational
     /// The first frame's timestamp: overlay time 0.
     private var origin: Int64 = 0
@@ -27,7 +27,6 @@ final class OverlayDecoder: DynamicSource {
     /// A frame's length when the stream does not say (1 / the average frame rate).
     private let defaultDuration: Double
 
-    private let packet = Packet()
     private var shown = Frame()
     private var following = Frame()
     private var hasShown = false
@@ -37,7 +36,6 @@ final class OverlayDecoder: DynamicSource {
     private var followingStart = 0.0
     /// The end of the last frame, once the decoder has reached it: the loop's length.
     private(set) var length: Double? = nil
-    private var draining = false
 
     private var scaler: OpaquePointer? = nil
     private var rgba: [UInt8]
@@ -50,13 +48,12 @@ final class OverlayDecoder: DynamicSource {
         self.path = path
         self.loop = loop
         self.offset = offset
-        input = try InputFile(path: path, threads: 1)
+        // Audio and other streams are not read at all.
+        input = try VideoSource(path: path, threads: 1, videoOnly: true)
         let stream = input.videoStream
         timeBase = stream.pointee.time_base
         let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
         defaultDuration = rate.num > 0 && rate.den > 0 ? 1 / av_q2d(rate) : 1.0 / 25
-        // Audio and other streams are not read at all.
-        for i in 0..<input.streamCount where i != Int(input.videoIndex) { input.stream(i).pointee.discard = AVDISCARD_ALL }
         let dec = input.decoder.pointee
         width = Int(dec.width)
         height = Int(dec.height)
@@ -64,9 +61,10 @@ final class OverlayDecoder: DynamicSource {
         premultiply = av_pix_fmt_desc_get(format).map { $0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA) != 0 } ?? false
         rgba = [UInt8](repeating: 0, count: max(1, width * height * 4))
         clear = [UInt8](repeating: 0, count: max(1, width * height * 4))
-        guard width > 0 && height > 0, receive(into: shown) else {
+        guard width > 0 && height > 0, let first = next() else {
             throw GPUEncodeError(.input, path: path, "no video frame could be decoded")
         }
+        shown = first
         let ts = shown.bestEffortTimestamp
         origin = ts == AV_NOPTS ? 0 : ts
         hasShown = true
@@ -127,10 +125,14 @@ final class OverlayDecoder: DynamicSource {
 
     /// Decodes the frame after `shown` into `following`; at the end of the stream, records the length.
     private func receiveFollowing() -> Bool {
-        while receive(into: following) {
-            let t = start(of: following, after: shownStart)
+        while let frame = next() {
+            let t = start(of: frame, after: shownStart)
             // A frame that does not move time forward (a damaged timestamp) is skipped.
-            if t > shownStart { followingStart = t; return true }
+            if t > shownStart {
+                following = frame
+                followingStart = t
+                return true
+            }
         }
         if length == nil { length = shownStart + duration(of: shown) }
         return false
@@ -143,12 +145,10 @@ final class OverlayDecoder: DynamicSource {
             let steps = Int64(inRange: (target / av_q2d(timeBase)).rounded(.down)) ?? 0
             let (sum, overflow) = origin.addingReportingOverflow(steps)
             let ts = overflow ? origin : sum
-            if av_seek_frame(input.format, input.videoIndex, ts, AVSEEK_FLAG_BACKWARD) < 0 {
-                _ = av_seek_frame(input.format, input.videoIndex, origin, AVSEEK_FLAG_BACKWARD)
-            }
-            avcodec_flush_buffers(input.decoder)
-            draining = false
-            hasShown = receive(into: shown)
+            if !input.seek(to: ts) { input.seek(to: origin) }
+            let first = next()
+            hasShown = first != nil
+            if let first { shown = first }
             shownStart = hasShown ? start(of: shown, after: nil) : 0
             hasFollowing = hasShown && receiveFollowing()
         }
@@ -157,22 +157,10 @@ final class OverlayDecoder: DynamicSource {
         if hasShown && shownStart > u + 1e-6 && u > 0 { restart(0) }
     }
 
-    /// The decoder's next frame. A damaged packet is skipped (the decoder carries on); a read
-    /// error ends the stream, so a broken overlay holds its last good frame.
-    private func receive(into frame: Frame) -> Bool {
-        frame.unref()
-        while true {
-            let rc = avcodec_receive_frame(input.decoder, frame.pointer)
-            if rc >= 0 { return true }
-            if rc != AVERROR_EAGAIN_VALUE || draining { return false }
-            if av_read_frame(input.format, packet.pointer) < 0 {
-                avcodec_send_packet(input.decoder, nil)
-                draining = true
-                continue
-            }
-            defer { packet.unref() }
-            if packet.streamIndex == Int(input.videoIndex) { avcodec_send_packet(input.decoder, packet.pointer) }
-        }
+    /// The decoder's next frame; nil at the end. A damaged packet or frame is skipped (the decoder
+    /// carries on); a read error ends the stream, so a broken overlay holds its last good frame.
+    private func next() -> Frame? {
+        (try? input.nextFrame()) ?? nil
     }
 
     /// `shown` as premultiplied RGBA8 of the first frame's size.

@@ -52,7 +52,7 @@ public struct TranscodeSummary: Sendable {
 /// constant. Video frames keep their own timestamps end to end (rescaled at each hand-off).
 public final class Transcoder {
     private let options: TranscodeOptions
-    private let input: InputFile
+    private let input: VideoSource
     private let output: OutputFile
     /// False when the preset has no filters: frames go from the decoder to the encoder directly.
     private let usesGPU: Bool
@@ -84,7 +84,6 @@ public final class Transcoder {
     private let busy = Locked((gpu: 0.0, encode: 0.0))
     /// The encoder's packet, reused; only the thread that encodes touches it.
     private let packet = Packet()
-    private var decodeErrors = 0
 
     public static func run(_ options: TranscodeOptions) throws -> TranscodeSummary {
         try checkPaths(options)
@@ -105,7 +104,7 @@ public final class Transcoder {
 
     private init(_ o: TranscodeOptions) throws {
         options = o
-        input = try InputFile(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
+        input = try VideoSource(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
         mediaStart = input.startSeconds
         mediaDuration = input.durationSeconds
         output = try OutputFile(path: o.output, overwrite: o.overwrite)
@@ -119,7 +118,7 @@ public final class Transcoder {
         let inStream = input.videoStream
         let format = dec.pix_fmt
         let (working, color) = bypass ? (AV_PIX_FMT_YUV420P, YUVColorSpace(matrix: .bt709, fullRange: false))
-            : Transcoder.workingFormat(for: format, colorspace: dec.colorspace, range: dec.color_range)
+            : input.workingFormat
         workingFormat = working
         sourceColor = color
         // Without a GPU stage nothing turns the picture, so the rotation stays a flag (below).
@@ -127,6 +126,7 @@ public final class Transcoder {
         geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: rotation,
                                   filters: bypass ? [] : o.preset.filters)
         try PictureSize.check(geometry, input: o.input, preset: o.preset.origin)
+        input.delivery = .working(working, width: geometry.sourceWidth, height: geometry.sourceHeight)
         guard geometry.outputWidth >= 2, geometry.outputHeight >= 2 else {
             throw GPUEncodeError(.input, path: o.input, "video is \(dec.width)x\(dec.height), too small to encode")
         }
@@ -178,10 +178,10 @@ public final class Transcoder {
            let copy = av_stream_new_side_data(videoOut, AV_PKT_DATA_DISPLAYMATRIX, 36) {
             copy.update(from: matrix, count: 36)
         }
-        streamMap[Int(input.videoIndex)] = videoOut.pointee.index
+        streamMap[input.videoIndex] = videoOut.pointee.index
 
         // Every other stream is copied packet for packet.
-        for i in 0..<input.streamCount where i != Int(input.videoIndex) {
+        for i in 0..<input.streamCount where i != input.videoIndex {
             let s = input.stream(i)
             let par = s.pointee.codecpar!
             let type = par.pointee.codec_type
@@ -221,34 +221,6 @@ public final class Transcoder {
     deinit {
         var e: UnsafeMutablePointer<AVCodecContext>? = encoder
         avcodec_free_context(&e)
-    }
-
-    /// The 8-bit planar format the GPU reads and the colour space to decode it with.
-    static func workingFormat(for format: AVPixelFormat, colorspace: AVColorSpace, range: AVColorRange) -> (AVPixelFormat, YUVColorSpace) {
-        let native: [AVPixelFormat] = [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P,
-                                       AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUV440P, AV_PIX_FMT_YUVJ440P]
-        let jpeg: [AVPixelFormat] = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P]
-        // Unspecified matrices are BT.601, as swscale and the ffmpeg CLI assume.
-        let matrix: YUVMatrix
-        switch colorspace {
-        case AVCOL_SPC_BT709: matrix = .bt709
-        case AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL: matrix = .bt2020
-        default: matrix = .bt601
-        }
-        let full = range == AVCOL_RANGE_JPEG || jpeg.contains(format)
-        if native.contains(format) { return (format, YUVColorSpace(matrix: matrix, fullRange: full)) }
-        guard let desc = av_pix_fmt_desc_get(format)?.pointee else {
-            return (AV_PIX_FMT_YUV420P, YUVColorSpace(matrix: matrix, fullRange: full))
-        }
-        let isYUV = desc.flags & UInt64(AV_PIX_FMT_FLAG_RGB) == 0 && desc.flags & UInt64(AV_PIX_FMT_FLAG_PAL) == 0 && desc.nb_components >= 3
-        let target: AVPixelFormat
-        switch (desc.log2_chroma_w, desc.log2_chroma_h) {
-        case (0, 0): target = AV_PIX_FMT_YUV444P
-        case (1, 0): target = AV_PIX_FMT_YUV422P
-        default: target = AV_PIX_FMT_YUV420P
-        }
-        // swscale turns RGB, palette and grey into limited-range BT.601 Y'CbCr; YUV keeps its values.
-        return isYUV ? (target, YUVColorSpace(matrix: matrix, fullRange: full)) : (target, YUVColorSpace(matrix: .bt601, fullRange: false))
     }
 
     private func fail(_ error: Error) {
@@ -306,10 +278,10 @@ public final class Transcoder {
             let wall = monotonicSeconds() - started
             options.log(.info, "stages busy: GPU \(format(gpuBusy, 2)) s (\(format(gpuBusy * 1000 / Double(frames), 2)) ms/frame), encode \(format(encodeBusy, 2)) s, of \(format(wall, 2)) s wall")
         }
-        if decodeErrors > 0 {
-            options.log(.warning, "\(options.input): \(decodeErrors) decode error(s) in the video stream; damaged frames were skipped or concealed by the decoder")
+        if input.decodeErrors > 0 {
+            options.log(.warning, "\(options.input): \(input.decodeErrors) decode error(s) in the video stream; damaged frames were skipped or concealed by the decoder")
         }
-        return TranscodeSummary(frames: frames, renderer: rendererName.withLock { $0 }, seconds: monotonicSeconds() - started, decodeErrors: decodeErrors)
+        return TranscodeSummary(frames: frames, renderer: rendererName.withLock { $0 }, seconds: monotonicSeconds() - started, decodeErrors: input.decodeErrors)
     }
 
     /// Every stage on the calling thread, one frame at a time: the reference the pipelined run
@@ -340,76 +312,51 @@ public final class Transcoder {
 
     // MARK: Stage 1: demux, copy, decode (calling thread)
 
-    /// `deliver` takes ownership of each decoded frame and returns false to stop.
+    /// `deliver` takes each decoded frame and returns false to stop.
     private func demuxStage(deliver: (Frame) -> Bool) {
-        let packet = Packet()
-        var converter = FrameConverter()
-        defer { converter.release() }
-        var clock = FrameClock(timeBase: input.videoStream.pointee.time_base, rate: encoder.pointee.framerate)
-
-        var warnedRepair = false
         var copiedOrder = CopiedPacketOrder(format: output.format.pointee.oformat)
 
-        func receiveFrames() -> Bool {
-            while true {
-                let frame = Frame()
-                let rc = input.receiveFrame(frame.pointer)
-                if rc == AVERROR_EAGAIN_VALUE || rc == AVERROR_EOF_VALUE { return true }
-                if rc < 0 { decodeErrors += 1; return true }
-                let (pts, duration, repaired) = clock.stamp(frame.pointer)
-                if repaired && !warnedRepair {
-                    warnedRepair = true
-                    options.log(.warning, "\(options.input): video timestamps not increasing; repaired by one tick where needed")
-                }
-                guard let work = converter.convert(frame, to: workingFormat, width: geometry.sourceWidth, height: geometry.sourceHeight) else {
-                    fail(GPUEncodeError(.internal, path: options.input, "cannot convert a \(frame.width)x\(frame.height) frame"))
-                    return false
-                }
-                work.pts = pts
-                work.duration = duration
+        func receiveFrames() throws -> Bool {
+            while let frame = try input.receive() {
                 // Without a GPU stage, odd sizes are cropped by narrowing the frame over its buffer.
-                work.width = Int32(geometry.outputWidth)
-                work.height = Int32(geometry.outputHeight)
-                if !deliver(work) { return false }
+                frame.width = Int32(geometry.outputWidth)
+                frame.height = Int32(geometry.outputHeight)
+                if !deliver(frame) { return false }
             }
+            return true
         }
 
-        while !failed {
-            checkInterrupt()
-            packet.unref()
-            let rc = av_read_frame(input.format, packet.pointer)
-            if rc == AVERROR_EOF_VALUE { break }
-            if rc < 0 {
-                // A signal stops a read blocked on a FIFO through the interrupt callback: that is
-                // the interruption, not the end of the file.
+        do {
+            while !failed {
                 checkInterrupt()
-                if failed { break }
-                options.log(.warning, "\(options.input): read error (\(averrorString(rc))); treating it as the end of the file")
-                break
-            }
-            let index = packet.streamIndex
-            if index == Int(input.videoIndex) {
-                let sent = avcodec_send_packet(input.decoder, packet.pointer)
-                if sent < 0 && sent != AVERROR_EAGAIN_VALUE { decodeErrors += 1 }
-                if !receiveFrames() { return }
-            } else if let outIndex = streamMap[index] {
-                let packet = packet.pointer
-                let out = output.format.pointee.streams[Int(outIndex)]!
-                av_packet_rescale_ts(packet, input.stream(index).pointee.time_base, out.pointee.time_base)
-                packet.pointee.stream_index = outIndex
-                packet.pointee.pos = -1
-                guard copiedOrder.admit(packet) else {
-                    if copiedOrder.dropped == 1 {
-                        options.log(.warning, "\(options.input): stream \(index) timestamps go backwards; packets at or before a time already written are dropped")
+                guard let packet = try input.read() else { break }
+                let index = packet.streamIndex
+                if index == input.videoIndex {
+                    input.send(packet)
+                    if try !receiveFrames() { return }
+                } else if let outIndex = streamMap[index] {
+                    let packet = packet.pointer
+                    let out = output.format.pointee.streams[Int(outIndex)]!
+                    av_packet_rescale_ts(packet, input.stream(index).pointee.time_base, out.pointee.time_base)
+                    packet.pointee.stream_index = outIndex
+                    packet.pointee.pos = -1
+                    guard copiedOrder.admit(packet) else {
+                        if copiedOrder.dropped == 1 {
+                            options.log(.warning, "\(options.input): stream \(index) timestamps go backwards; packets at or before a time already written are dropped")
+                        }
+                        continue
                     }
-                    continue
+                    try output.write(packet)
                 }
-                do { try output.write(packet) } catch let e as GPUEncodeError { fail(e); return } catch { return }
             }
+            if failed { return }
+            input.send(nil)
+            _ = try receiveFrames()
+        } catch {
+            // A signal that stopped a read is reported as this run's interruption.
+            checkInterrupt()
+            fail(error)
         }
-        if failed { return }
-        avcodec_send_packet(input.decoder, nil)
-        _ = receiveFrames()
     }
 
     // MARK: Stage 2: GPU
@@ -577,31 +524,5 @@ public final class Transcoder {
             packet.pointee.stream_index = videoOut.pointee.index
             try output.write(packet)
         }
-    }
-}
-
-/// Gives every decoded frame a presentation time: its own when it has one, otherwise the
-/// previous one plus a frame; never equal to or before the previous (encoders reject that).
-struct FrameClock {
-    let defaultDuration: Int64
-    private var last: Int64?
-
-    init(timeBase: AVRational, rate: AVRational) {
-        let frame = rate.num > 0 && rate.den > 0 ? AVRational(num: rate.den, den: rate.num) : AVRational(num: 1, den: 25)
-        defaultDuration = max(1, av_rescale_q(1, frame, timeBase))
-    }
-
-    /// `repaired` is true when the frame's own time had to move forward.
-    mutating func stamp(_ frame: UnsafeMutablePointer<AVFrame>) -> (pts: Int64, duration: Int64, repaired: Bool) {
-        let duration = frame.pointee.pkt_duration > 0 ? frame.pointee.pkt_duration : defaultDuration
-        var pts = frame.pointee.best_effort_timestamp
-        if pts == AV_NOPTS { pts = last.map { $0 + defaultDuration } ?? 0 }
-        var repaired = false
-        if let last, pts <= last {
-            pts = last + 1
-            repaired = true
-        }
-        last = pts
-        return (pts, duration, repaired)
     }
 }
