@@ -3,7 +3,8 @@ import CFFmpeg
 /// An AVFrame this object owns: freed when the last reference goes, so no code path (an early
 /// return, a thrown error, a queue closed with frames still in it) has to remember av_frame_free.
 /// Frames move between the pipeline's threads through queues; one thread uses a frame at a time.
-public final class Frame: @unchecked Sendable {
+/// The GPU fills an output frame's planes as a `PlaneBuffer`.
+public final class Frame: PlaneBuffer, @unchecked Sendable {
     public let pointer: UnsafeMutablePointer<AVFrame>
 
     /// A new empty frame (av_frame_alloc). Allocation failing is out of memory: trapping there
@@ -53,7 +54,7 @@ public final class Frame: @unchecked Sendable {
     var bestEffortTimestamp: Int64 { pointer.pointee.best_effort_timestamp }
 
     /// The planes of a planar or semi-planar frame (3 for yuv420p, 2 for NV12), for the GPU.
-    var planes: [Plane] {
+    public var planes: [Plane] {
         let f = pointer.pointee
         let count = Int(av_pix_fmt_count_planes(AVPixelFormat(rawValue: f.format)))
         let data = [f.data.0, f.data.1, f.data.2]

@@ -32,20 +32,13 @@ public enum FilterBenchmark {
         out.pointee.height = Int32(geometry.outputHeight)
         out.pointee.format = (renderer.writesNV12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P).rawValue
         try check(av_frame_get_buffer(out, 0), .internal, path: nil, "frame allocation")
-        func planes(_ f: Frame) -> [Plane] { f.planes }
         // With pixel buffer objects a frame's readback overlaps the next frame's upload and draw
-        // (one frame of latency), as the transcode's GPU stage does.
-        let pipelined = renderer.canPipeline && getenv("GPUENCODE_SYNC") == nil
+        // (one frame of latency), as the transcode's GPU stage does; GPUENCODE_SYNC=1 measures
+        // the same transfers waited for one frame at a time.
+        let pipeline = RenderPipeline<Frame>(renderer: renderer, overlapReadback: getenv("GPUENCODE_SYNC") == nil)
         func run(_ count: Int) throws {
-            for i in 0..<count {
-                if pipelined {
-                    try renderer.submit(source: planes(pool[i % pool.count]))
-                    if renderer.pendingFrames > 1 { try renderer.collect(into: planes(output)) }
-                } else {
-                    try renderer.render(source: planes(pool[i % pool.count]), output: planes(output))
-                }
-            }
-            while renderer.pendingFrames > 0 { try renderer.collect(into: planes(output)) }
+            for i in 0..<count { _ = try pipeline.process(source: pool[i % pool.count].planes, time: 0, into: output) }
+            _ = try pipeline.flush()
         }
         // Warm-up: shader JIT and first-use allocations are not the steady state.
         try run(min(5, frames))

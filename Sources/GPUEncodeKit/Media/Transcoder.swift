@@ -289,13 +289,14 @@ public final class Transcoder {
     private func runSequentially() throws {
         var gl = usesGPU ? try makeContext() : nil
         defer { releaseContext(&gl) }
-        let renderer = try gl.map { try makeRenderer($0) }
+        // One frame at a time: each frame's readback finishes before the next one starts.
+        let pipeline = try gl.map { RenderPipeline<Frame>(renderer: try makeRenderer($0), overlapReadback: false) }
         demuxStage { [self] frame in
             do {
                 checkInterrupt()
                 if failed { return false }
-                if let renderer {
-                    try encode(try render(frame, with: renderer))
+                if let pipeline {
+                    for done in try render(frame, with: pipeline) { try encode(done) }
                 } else {
                     try encode(frame)
                 }
@@ -386,38 +387,16 @@ public final class Transcoder {
     }
 
     private func gpuLoop(_ gl: GLContext) throws {
-        // On the pipelined path a frame's readback is collected after the next frame is submitted,
-        // so these output frames are in flight (at most two).
-        var inFlight: [Frame] = []
-        func deliver(_ out: Frame) { toEncoder.push(out) }
-        let renderer = try makeRenderer(gl)
+        let pipeline = RenderPipeline<Frame>(renderer: try makeRenderer(gl))
         while let frame = toGPU.pop() {
             if failed { continue }
             let t0 = monotonicSeconds()
-            if renderer.canPipeline {
-                let out = try outputFrame(for: frame)
-                inFlight.append(out)
-                let time = frameTime(frame)
-                try renderer.submit(source: frame.planes, time: time)
-                // The measurements are read back while the frame is drawn (only its pixels wait
-                // for `collect`), so they are reported now, in frame order.
-                reportStatistics(of: renderer, time: time)
-                if renderer.pendingFrames > 1 {
-                    let done = inFlight.removeFirst()
-                    try renderer.collect(into: done.planes)
-                    deliver(done)
-                }
-            } else {
-                deliver(try render(frame, with: renderer))
-            }
+            for done in try render(frame, with: pipeline) { toEncoder.push(done) }
             let dt = monotonicSeconds() - t0
             busy.withLock { $0.gpu += dt }
         }
-        while !inFlight.isEmpty && !failed {
-            let done = inFlight.removeFirst()
-            try renderer.collect(into: done.planes)
-            deliver(done)
-        }
+        if failed { return }
+        for done in try finished(pipeline.flush()) { toEncoder.push(done) }
     }
 
     /// A new output frame (pooled memory) with the input frame's timestamps.
@@ -455,20 +434,18 @@ public final class Transcoder {
         return renderer
     }
 
-    /// `--stats`: the measurements of the frame the renderer drew last.
-    private func reportStatistics(of renderer: FrameRenderer, time: Double) {
-        if let report = options.statistics, !renderer.statistics.isEmpty {
-            report(renderer.frameIndex - 1, time, renderer.statistics)
-        }
+    /// One frame through the GPU into a new frame (pooled memory) carrying the same timestamps;
+    /// returns the frames finished meanwhile (with pixel buffer objects, the one before).
+    private func render(_ frame: Frame, with pipeline: RenderPipeline<Frame>) throws -> [Frame] {
+        try finished(pipeline.process(source: frame.planes, time: frameTime(frame), into: outputFrame(for: frame)))
     }
 
-    /// One frame through the GPU into a new 4:2:0 frame carrying the same timestamps.
-    private func render(_ frame: Frame, with renderer: FrameRenderer) throws -> Frame {
-        let out = try outputFrame(for: frame)
-        let time = frameTime(frame)
-        try renderer.render(source: frame.planes, output: out.planes, time: time)
-        reportStatistics(of: renderer, time: time)
-        return out
+    /// Finished frames, their measurements reported (`--stats`), in frame order.
+    private func finished(_ frames: [RenderPipeline<Frame>.Finished]) -> [Frame] {
+        if let report = options.statistics {
+            for f in frames where !f.statistics.isEmpty { report(f.index, f.time, f.statistics) }
+        }
+        return frames.map(\.buffer)
     }
 
     // MARK: Stage 3: encode and mux
