@@ -7,10 +7,9 @@ final class VideoTranscodeHandler: OutputStreamHandler {
     private let gpu: GPUStage?
     private let encode: EncodeStage
     private let run: RunState
-    /// The encoded picture's size: without a GPU stage, odd sizes are cropped by narrowing each
-    /// decoded frame over its buffer.
-    private let outputWidth: Int32
-    private let outputHeight: Int32
+    /// Without a GPU stage, the encoded size: odd sizes are cropped by narrowing each decoded
+    /// frame over its buffer.
+    private let crop: (width: Int32, height: Int32)?
 
     /// Starts the stages (the pipelined ones' threads, or the GPU context of the sequential run).
     init(source: VideoSource, gpu: GPUStage?, encode: EncodeStage, outputWidth: Int, outputHeight: Int, sequential: Bool,
@@ -19,8 +18,7 @@ final class VideoTranscodeHandler: OutputStreamHandler {
         self.gpu = gpu
         self.encode = encode
         self.run = run
-        self.outputWidth = Int32(outputWidth)
-        self.outputHeight = Int32(outputHeight)
+        crop = gpu == nil ? (Int32(outputWidth), Int32(outputHeight)) : nil
         stages = sequential ? try SequentialVideoStages(gpu: gpu, encode: encode, run: run)
             : try PipelinedVideoStages(gpu: gpu, encode: encode, run: run)
     }
@@ -41,8 +39,10 @@ final class VideoTranscodeHandler: OutputStreamHandler {
 
     private func passDecodedFrames() throws {
         while let frame = try source.receive() {
-            frame.width = outputWidth
-            frame.height = outputHeight
+            if let crop {
+                frame.width = crop.width
+                frame.height = crop.height
+            }
             try stages.push(frame)
         }
     }
