@@ -61,6 +61,8 @@ public final class Transcoder {
     private let videoOut: UnsafeMutablePointer<AVStream>
     /// Output stream index for each input stream, or nil if the stream is dropped.
     private var streamMap: [Int: Int32] = [:]
+    /// Audio streams that are re-encoded (AudioOutputs), by input stream index.
+    private var audioTranscoders: [Int: AudioTranscoder] = [:]
     private let geometry: RenderGeometry
     private let sourceColor: YUVColorSpace
     /// The planar 8-bit format frames are uploaded in; others are converted to it once per frame.
@@ -170,7 +172,8 @@ public final class Transcoder {
         videoOut.pointee.time_base = enc.pointee.time_base
         videoOut.pointee.sample_aspect_ratio = enc.pointee.sample_aspect_ratio
         videoOut.pointee.disposition = inStream.pointee.disposition
-        av_dict_copy(&videoOut.pointee.metadata, inStream.pointee.metadata, 0)
+        let metadata = MetadataPolicy(o.encoder)
+        metadata.copyStream(from: inStream.pointee.metadata, to: &videoOut.pointee.metadata)
         // The picture is rotated already; a leftover rotate tag would turn it again.
         av_dict_set(&videoOut.pointee.metadata, "rotate", nil, 0)
         av_dict_set(&videoOut.pointee.metadata, "encoder", nil, 0)
@@ -180,7 +183,14 @@ public final class Transcoder {
         }
         streamMap[Int(input.videoIndex)] = videoOut.pointee.index
 
-        // Every other stream is copied packet for packet.
+        // Audio next, in the plan's order: copied, or re-encoded where the container's players
+        // would not play it (AudioPlan, --audio, --audio-tracks).
+        let audio = try AudioOutputs.add(input: input, output: output, settings: o.encoder, metadata: metadata,
+                                         inputPath: o.input, outputPath: o.output, log: o.log)
+        streamMap.merge(audio.streamMap) { a, _ in a }
+        audioTranscoders = audio.transcoders
+
+        // Subtitles are copied packet for packet.
         for i in 0..<input.streamCount where i != Int(input.videoIndex) {
             let s = input.stream(i)
             let par = s.pointee.codecpar!
@@ -189,9 +199,7 @@ public final class Transcoder {
             let ext = pathExtension(o.output)
             switch type {
             case AVMEDIA_TYPE_AUDIO:
-                guard output.canHold(par.pointee.codec_id) else {
-                    throw GPUEncodeError(.usage, path: o.output, "audio stream #\(i) (\(codecName)) cannot be stored in .\(ext) without re-encoding; use .mkv, which holds any audio")
-                }
+                continue
             case AVMEDIA_TYPE_SUBTITLE:
                 guard output.canHold(par.pointee.codec_id) else {
                     o.log(.warning, "\(o.output): subtitle stream #\(i) (\(codecName)) dropped: .\(ext) cannot hold it (.mkv can)")
@@ -209,12 +217,16 @@ public final class Transcoder {
             os.pointee.codecpar.pointee.codec_tag = 0
             os.pointee.time_base = s.pointee.time_base
             os.pointee.disposition = s.pointee.disposition
-            av_dict_copy(&os.pointee.metadata, s.pointee.metadata, 0)
+            metadata.copyStream(from: s.pointee.metadata, to: &os.pointee.metadata)
             streamMap[i] = os.pointee.index
         }
-        av_dict_copy(&output.format.pointee.metadata, input.format.pointee.metadata, 0)
+        metadata.copyContainer(from: input.format.pointee.metadata, to: &output.format.pointee.metadata)
+        for warning in metadata.unwritten(in: AudioContainer(outputPath: o.output)) { o.log(.warning, "\(o.output): \(warning)") }
         let den = enc.pointee.time_base.den
-        if enc.pointee.time_base.num == 1 && den >= 1000 && den <= 1_000_000 { output.movieTimescale = den }
+        if enc.pointee.time_base.num == 1 && den >= 1000 && den <= 1_000_000 {
+            let audioTimeBases = audio.streamMap.values.map { output.format.pointee.streams[Int($0)]!.pointee.time_base }
+            output.movieTimescale = AudioOutputs.movieTimescale(video: den, audio: audioTimeBases)
+        }
         try output.open()
     }
 
@@ -306,6 +318,10 @@ public final class Transcoder {
         if frames == 0 {
             throw GPUEncodeError(.inputDecode, path: options.input, "no video frame could be decoded")
         }
+        // What the audio encoders still hold (decoder, resampler, fifo, encoder delay).
+        for (index, transcoder) in audioTranscoders.sorted(by: { $0.key < $1.key }) {
+            try transcoder.transcode(nil) { try writeEncodedAudio($0, from: transcoder, inputIndex: index) }
+        }
         try output.finish()
         let (gpuBusy, encodeBusy) = busy.withLock { ($0.gpu, $0.encode) }
         if !options.sequential {
@@ -366,6 +382,7 @@ public final class Transcoder {
 
         var warnedRepair = false
         var copiedOrder = CopiedPacketOrder(format: output.format.pointee.oformat)
+        let audioPacket = Packet()
 
         func receiveFrames() -> Bool {
             while true {
@@ -409,6 +426,15 @@ public final class Transcoder {
                 let sent = avcodec_send_packet(input.decoder, packet)
                 if sent < 0 && sent != AVERROR_EAGAIN_VALUE { decodeErrors += 1 }
                 if !receiveFrames() { return }
+            } else if let transcoder = audioTranscoders[index] {
+                do {
+                    try check(av_packet_ref(audioPacket.pointer, packet), .internal, path: options.input, "out of memory")
+                    defer { audioPacket.unref() }
+                    try transcoder.transcode(audioPacket) { try writeEncodedAudio($0, from: transcoder, inputIndex: index) }
+                } catch {
+                    fail(error)
+                    return
+                }
             } else if let outIndex = streamMap[index] {
                 let out = output.format.pointee.streams[Int(outIndex)]!
                 av_packet_rescale_ts(packet, input.stream(index).pointee.time_base, out.pointee.time_base)
@@ -426,6 +452,16 @@ public final class Transcoder {
         if failed { return }
         avcodec_send_packet(input.decoder, nil)
         _ = receiveFrames()
+    }
+
+    /// A packet of a re-encoded audio stream (in the transcoder's time base) to its output stream.
+    private func writeEncodedAudio(_ encoded: Packet, from transcoder: AudioTranscoder, inputIndex: Int) throws {
+        guard let outIndex = streamMap[inputIndex] else { return }
+        let out = output.format.pointee.streams[Int(outIndex)]!
+        av_packet_rescale_ts(encoded.pointer, transcoder.timeBase, out.pointee.time_base)
+        encoded.pointer.pointee.stream_index = outIndex
+        encoded.pointer.pointee.pos = -1
+        try output.write(encoded.pointer)
     }
 
     // MARK: Stage 2: GPU

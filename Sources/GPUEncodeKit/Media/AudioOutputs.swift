@@ -1,0 +1,76 @@
+import CFFmpeg
+
+/// The output streams for the input's audio, in the plan's order (after the video stream, before
+/// subtitles): a copy gets the input's parameters, a re-encode an AudioTranscoder. The transcode
+/// routes each input packet by its stream index: copied as before, or through `transcoders`.
+struct AudioOutputs {
+    /// Input stream index → output stream index, for every audio stream written.
+    var streamMap: [Int: Int32] = [:]
+    /// Input stream index → its re-encoder.
+    var transcoders: [Int: AudioTranscoder] = [:]
+
+    static func add(input: InputFile, output: OutputFile, settings: EncoderSettings, metadata: MetadataPolicy,
+                    inputPath: String, outputPath: String, log: @escaping @Sendable (LogLevel, String) -> Void) throws -> AudioOutputs {
+        let container = AudioContainer(outputPath: outputPath)
+        let facts: [AudioStreamFacts] = (0..<input.streamCount).compactMap { i in
+            let par = input.stream(i).pointee.codecpar!.pointee
+            guard par.codec_type == AVMEDIA_TYPE_AUDIO else { return nil }
+            return AudioStreamFacts(inputIndex: i, codec: String(cString: avcodec_get_name(par.codec_id)),
+                                    muxerHolds: output.canHold(par.codec_id),
+                                    muxerHoldsAAC: output.canHold(AV_CODEC_ID_AAC), muxerHoldsOpus: output.canHold(AV_CODEC_ID_OPUS))
+        }
+        let plan = try AudioPlan.decide(streams: facts, container: container, policy: settings.audio, tracks: settings.audioTracks,
+                                        input: inputPath, output: outputPath)
+        if settings.audioBitrate != nil && !plan.isEmpty && !plan.contains(where: { $0.action != .copy }) {
+            log(.warning, "\(outputPath): --audio-bitrate is ignored: every audio stream is copied, not re-encoded")
+        }
+        if settings.audio == .none || (settings.audioTracks != nil && plan.count < facts.count) {
+            let dropped = facts.filter { f in !plan.contains { $0.inputIndex == f.inputIndex } }
+            for f in dropped { log(.info, "audio stream #\(f.inputIndex) (\(f.codec)) left out") }
+        }
+        let globalHeader = output.format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0
+        var result = AudioOutputs()
+        for decision in plan {
+            let s = input.stream(decision.inputIndex)
+            if let warning = decision.warning { log(.warning, "\(outputPath): \(warning)") }
+            let os = try output.addStream()
+            switch decision.action {
+            case .copy:
+                try check(avcodec_parameters_copy(os.pointee.codecpar, s.pointee.codecpar), .internal, path: outputPath, "copying stream parameters")
+                os.pointee.codecpar.pointee.codec_tag = 0
+                os.pointee.time_base = s.pointee.time_base
+                log(.info, "audio stream #\(decision.inputIndex) (\(decision.codec)): copied")
+            case .encode(let codec):
+                let transcoder = try AudioTranscoder(stream: s, codec: codec, bitrate: settings.audioBitrate, globalHeader: globalHeader,
+                                                     path: outputPath, log: log)
+                try transcoder.configure(os)
+                log(.info, transcoder.description)
+                result.transcoders[decision.inputIndex] = transcoder
+            }
+            os.pointee.disposition = s.pointee.disposition
+            metadata.copyStream(from: s.pointee.metadata, to: &os.pointee.metadata)
+            if case .encode = decision.action {
+                // The input's encoder name would now be wrong.
+                av_dict_set(&os.pointee.metadata, "encoder", nil, 0)
+            }
+            result.streamMap[decision.inputIndex] = os.pointee.index
+        }
+        return result
+    }
+
+    /// The MP4 movie timescale (where edit lists count) that holds the video's and every audio
+    /// stream's start exactly: the least common multiple of their time bases' denominators, when
+    /// it stays within 1,000,000; else the video's. A 1/1000 video time base (from Matroska) with a
+    /// 44.1 kHz audio start would otherwise round the audio's empty edit down by up to 1 ms.
+    static func movieTimescale(video: Int32, audio: [AVRational]) -> Int32 {
+        func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? a : gcd(b, a % b) }
+        var scale = Int64(video)
+        for tb in audio where tb.num == 1 && tb.den > 0 {
+            let den = Int64(tb.den)
+            let lcm = scale / gcd(scale, den) * den
+            if lcm > 1_000_000 { return video }
+            scale = lcm
+        }
+        return Int32(scale)
+    }
+}
