@@ -9,8 +9,9 @@ struct GPUEncode: ParsableCommand {
         abstract: "Re-encode a movie through a GPU filter chain, keeping its audio, timing and orientation.",
         discussion: """
         Each video frame is decoded with FFmpeg, filtered on the GPU (OpenGL ES 3, headless EGL) and \
-        re-encoded to H.264 with libx264. Every audio stream is copied untouched; subtitles are \
-        copied where the container can hold them. Each frame keeps its timestamp (variable frame \
+        re-encoded to H.264 with libx264. Audio the container's players play is copied untouched, \
+        other audio is re-encoded in sync (--audio); subtitles are copied where the container can \
+        hold them. Each frame keeps its timestamp (variable frame \
         rate stays variable), rotated phone videos come out upright, and the output is tagged \
         BT.709. The file appears only when it is complete.
 

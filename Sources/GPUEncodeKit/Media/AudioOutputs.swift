@@ -41,8 +41,14 @@ struct AudioOutputs {
                 os.pointee.time_base = s.pointee.time_base
                 log(.info, "audio stream #\(decision.inputIndex) (\(decision.codec)): copied")
             case .encode(let codec):
-                let transcoder = try AudioTranscoder(stream: s, codec: codec, bitrate: settings.audioBitrate, globalHeader: globalHeader,
+                let transcoder: AudioTranscoder
+                do {
+                    transcoder = try AudioTranscoder(stream: s, codec: codec, bitrate: settings.audioBitrate, globalHeader: globalHeader,
                                                      path: outputPath, log: log)
+                } catch let error as GPUEncodeError where error.isAboutInput {
+                    // The transcoder names the output; a stream it cannot decode is the input's fault.
+                    throw GPUEncodeError(error.kind, path: inputPath, error.message)
+                }
                 try transcoder.configure(os)
                 log(.info, transcoder.description)
                 result.transcoders[decision.inputIndex] = transcoder
@@ -72,5 +78,46 @@ struct AudioOutputs {
             scale = lcm
         }
         return Int32(scale)
+    }
+}
+
+private extension GPUEncodeError {
+    var isAboutInput: Bool {
+        switch kind {
+        case .input, .inputDecode: return true
+        default: return false
+        }
+    }
+}
+
+/// Warnings of the setup (an audio stream re-encoded, a tag the container will not write), held until
+/// the run has encoded its first frame: a run that fails before that prints its one error line and
+/// nothing else. After `release` warnings pass straight through; notes (`-v`) always do.
+final class DeferredLog: @unchecked Sendable {
+    private let state = Locked<(released: Bool, pending: [String])>((false, []))
+    private let log: @Sendable (LogLevel, String) -> Void
+
+    init(_ log: @escaping @Sendable (LogLevel, String) -> Void) {
+        self.log = log
+    }
+
+    var function: @Sendable (LogLevel, String) -> Void {
+        { [self] level, message in
+            let held = level == .warning && state.withLock { s -> Bool in
+                if !s.released { s.pending.append(message) }
+                return !s.released
+            }
+            if !held { log(level, message) }
+        }
+    }
+
+    /// Prints what was held, once.
+    func release() {
+        let pending = state.withLock { s -> [String] in
+            s.released = true
+            defer { s.pending = [] }
+            return s.pending
+        }
+        for message in pending { log(.warning, message) }
     }
 }

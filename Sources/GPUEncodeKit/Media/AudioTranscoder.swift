@@ -343,11 +343,31 @@ final class AudioTranscoder {
         let got = swr_convert(swr, out.pointee.extended_data, out.pointee.nb_samples, input, count)
         try check(got, .encode, path: path, "audio stream #\(inputIndex): resampling failed")
         if got > 0 {
+            sanitize(out, count: got)
             let planes = UnsafeMutableRawPointer(out.pointee.extended_data!).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
             let written = av_audio_fifo_write(fifo, planes, got)
             if written < got { throw GPUEncodeError(.internal, path: path, "out of memory") }
         }
         return got
+    }
+
+    /// NaN and infinite samples (damaged float PCM) become silence and absurd ones (beyond ±1000, where
+    /// full scale is ±1) are clamped: the AAC encoder refuses a whole frame that holds one ("Input
+    /// contains (near) NaN/+-Inf", EINVAL), which would end the run for one bad sample.
+    private func sanitize(_ frame: UnsafeMutablePointer<AVFrame>, count: Int32) {
+        let format = AVSampleFormat(rawValue: frame.pointee.format)
+        guard format == AV_SAMPLE_FMT_FLTP || format == AV_SAMPLE_FMT_FLT else { return }
+        let channels = Int(frame.pointee.ch_layout.nb_channels)
+        let planar = format == AV_SAMPLE_FMT_FLTP
+        let planes = planar ? channels : 1
+        let perPlane = Int(count) * (planar ? 1 : channels)
+        for p in 0..<planes {
+            guard let data = frame.pointee.extended_data[p] else { continue }
+            let samples = UnsafeMutableRawPointer(data).assumingMemoryBound(to: Float.self)
+            for i in 0..<perPlane where !(abs(samples[i]) <= 1000) {
+                samples[i] = samples[i].isFinite ? (samples[i] > 0 ? 1000 : -1000) : 0
+            }
+        }
     }
 
     // MARK: Encoding

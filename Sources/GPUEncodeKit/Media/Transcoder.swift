@@ -63,6 +63,8 @@ public final class Transcoder {
     private var streamMap: [Int: Int32] = [:]
     /// Audio streams that are re-encoded (AudioOutputs), by input stream index.
     private var audioTranscoders: [Int: AudioTranscoder] = [:]
+    /// The audio and metadata setup's warnings, printed once the first frame is encoded.
+    private let setupWarnings: DeferredLog
     private let geometry: RenderGeometry
     private let sourceColor: YUVColorSpace
     /// The planar 8-bit format frames are uploaded in; others are converted to it once per frame.
@@ -107,6 +109,7 @@ public final class Transcoder {
 
     private init(_ o: TranscodeOptions) throws {
         options = o
+        setupWarnings = DeferredLog(o.log)
         input = try InputFile(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
         mediaStart = input.startSeconds
         mediaDuration = input.durationSeconds
@@ -186,7 +189,7 @@ public final class Transcoder {
         // Audio next, in the plan's order: copied, or re-encoded where the container's players
         // would not play it (AudioPlan, --audio, --audio-tracks).
         let audio = try AudioOutputs.add(input: input, output: output, settings: o.encoder, metadata: metadata,
-                                         inputPath: o.input, outputPath: o.output, log: o.log)
+                                         inputPath: o.input, outputPath: o.output, log: setupWarnings.function)
         streamMap.merge(audio.streamMap) { a, _ in a }
         audioTranscoders = audio.transcoders
 
@@ -221,7 +224,7 @@ public final class Transcoder {
             streamMap[i] = os.pointee.index
         }
         metadata.copyContainer(from: input.format.pointee.metadata, to: &output.format.pointee.metadata)
-        for warning in metadata.unwritten(in: AudioContainer(outputPath: o.output)) { o.log(.warning, "\(o.output): \(warning)") }
+        for warning in metadata.unwritten(in: AudioContainer(outputPath: o.output)) { setupWarnings.function(.warning, "\(o.output): \(warning)") }
         let den = enc.pointee.time_base.den
         if enc.pointee.time_base.num == 1 && den >= 1000 && den <= 1_000_000 {
             let audioTimeBases = audio.streamMap.values.map { output.format.pointee.streams[Int($0)]!.pointee.time_base }
@@ -620,6 +623,7 @@ public final class Transcoder {
         try check(avcodec_send_frame(encoder, frame), .encode, path: options.output, "encoding failed")
         try drainEncoder()
         let n = framesEncoded.withLock { $0 += 1; return $0 }
+        if n == 1 { setupWarnings.release() }
         let position = seconds(pts, encoder.pointee.time_base) - mediaStart
         options.progress?.update(frames: n, position: position, total: mediaDuration)
         options.onFrame?(n, position, mediaDuration)
