@@ -145,7 +145,8 @@ public enum AudioPlan {
         } else {
             selected = streams.enumerated().map { ($0.offset + 1, $0.element) }
         }
-        let ext = "." + container.name
+        // Messages name the output's own extension (.m4v, not the family's .mp4).
+        let ext = "." + (pathExtension(output).isEmpty ? container.name : pathExtension(output))
         return try selected.map { position, s in
             let plays = container.plays(s.codec, muxerHolds: s.muxerHolds)
             var decision = AudioStreamDecision(inputIndex: s.inputIndex, position: position, codec: s.codec, action: .copy, warning: nil)
@@ -156,7 +157,7 @@ public enum AudioPlan {
                 guard plays else {
                     let hint = container.accepts(.aac, muxerHolds: s.muxerHoldsAAC) ? "use --audio aac, or .mkv" : "use --audio opus, or .mkv"
                     throw GPUEncodeError(.usage, path: output,
-                                         "audio stream #\(s.inputIndex) (\(s.codec)) cannot be copied into \(ext): \(reason(s.codec, container, muxerHolds: s.muxerHolds)); \(hint)")
+                                         "audio stream #\(s.inputIndex) (\(s.codec)) cannot be copied into \(ext): \(reason(s.codec, ext, container, muxerHolds: s.muxerHolds)); \(hint)")
                 }
             case .auto:
                 if !plays {
@@ -166,7 +167,7 @@ public enum AudioPlan {
                                              "audio stream #\(s.inputIndex) (\(s.codec)) cannot be stored in \(ext), nor re-encoded to \(target.displayName) for it; use .mkv")
                     }
                     decision.action = .encode(target)
-                    decision.warning = "audio stream #\(s.inputIndex) (\(s.codec)) is re-encoded to \(target.displayName): \(reason(s.codec, container, muxerHolds: s.muxerHolds))"
+                    decision.warning = "audio stream #\(s.inputIndex) (\(s.codec)) is re-encoded to \(target.displayName): \(reason(s.codec, ext, container, muxerHolds: s.muxerHolds))"
                 }
             case .aac, .opus:
                 let target: AudioCodec = policy == .aac ? .aac : .opus
@@ -182,8 +183,7 @@ public enum AudioPlan {
         }
     }
 
-    private static func reason(_ codec: String, _ container: AudioContainer, muxerHolds: Bool) -> String {
-        let ext = "." + container.name
+    private static func reason(_ codec: String, _ ext: String, _ container: AudioContainer, muxerHolds: Bool) -> String {
         if !muxerHolds { return "\(ext) cannot hold \(codec)" }
         if container == .webm { return "WebM holds only Opus and Vorbis" }
         return "\(ext) players do not play \(codec)"

@@ -58,6 +58,11 @@ final class AudioTranscoder {
     private var warnedJump = false
     private var finished = false
 
+    /// `stream`: the input stream (its codec parameters and time base); `bitrate`: nil for the codec's
+    /// default for the channel count; `globalHeader`: the output format's AVFMT_GLOBALHEADER; `path`:
+    /// the output file, named in errors and warnings (the caller renames .input/.inputDecode errors to
+    /// the input) and read for its container (Opus in Matroska gets the CodecDelay offset); `log`:
+    /// warnings (downmix, bitrate clamped, gaps, undecodable packets).
     init(stream: UnsafeMutablePointer<AVStream>, codec: AudioCodec, bitrate: Int64?, globalHeader: Bool, path: String,
          log: @escaping @Sendable (LogLevel, String) -> Void) throws {
         let par = stream.pointee.codecpar!
