@@ -83,6 +83,7 @@ final class AudioPolicyTests: GPUEncodeTestCase {
     private static let tone = "sine=frequency=440:sample_rate=48000"
     private static let noise = "anoisesrc=sample_rate=44100:amplitude=0.2"
 
+    @discardableResult
     private func transcode(_ input: URL, _ output: URL, _ extra: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws -> ProcessResult {
         let result = try gpuencode([input.path, output.path, "--x264-preset", "ultrafast"] + extra)
         XCTAssertEqual(result.status, ExitCode.ok, result.summary, file: file, line: line)
@@ -100,6 +101,29 @@ final class AudioPolicyTests: GPUEncodeTestCase {
         XCTAssertEqual(try audioCodecs(output), ["ac3"])
         XCTAssertEqual(try Oracle.audioMD5(output, index: 0), try Oracle.audioMD5(input, index: 0))
         XCTAssertFalse(result.stderr.contains("audio"), result.stderr)
+    }
+
+    func testAutoCopiesMP3AndAACIntoMP4BitForBit() throws {
+        let input = try makeClip("mp3aac.mp4", tracks: [(Self.noise, ["-c:a", "libmp3lame"]), (Self.tone, ["-c:a", "aac"])])
+        let output = scratch("mp3aac-out.mp4")
+        let result = try transcode(input, output, ["--preset", "none"])
+        XCTAssertEqual(try audioCodecs(output), ["mp3", "aac"])
+        for n in 0..<2 { XCTAssertEqual(try Oracle.audioMD5(output, index: n), try Oracle.audioMD5(input, index: n), "a:\(n)") }
+        XCTAssertFalse(result.stderr.contains("audio"), result.stderr)
+    }
+
+    func testVorbisInWebMToMP4() throws {
+        let input = try makeClip("vorbis.webm", tracks: [(Self.noise, ["-c:a", "libvorbis"])],
+                                 video: ["-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "200k"])
+        let output = scratch("vorbis.mp4")
+        let result = try transcode(input, output, ["--preset", "sepia"])
+        XCTAssertEqual(try audioCodecs(output), ["aac"])
+        XCTAssertEqual(result.stderrLines.filter { $0.contains("audio stream #1 (vorbis) is re-encoded to AAC") }.count, 1, result.stderr)
+        XCTAssertEqual(try AudioOracle.decodeErrors(output), "")
+        // Into Matroska it is copied.
+        let mkv = scratch("vorbis.mkv")
+        try transcode(input, mkv, ["--preset", "none"])
+        XCTAssertEqual(try Oracle.audioMD5(mkv, index: 0), try Oracle.audioMD5(input, index: 0))
     }
 
     func testAutoReencodesVorbisAndOpusWithOneWarningEach() throws {

@@ -11,6 +11,7 @@ final class MetadataTests: GPUEncodeTestCase {
         return (format, streams)
     }
 
+    @discardableResult
     private func transcode(_ input: URL, _ output: URL, _ extra: [String], file: StaticString = #filePath, line: UInt = #line) throws -> ProcessResult {
         let result = try gpuencode([input.path, output.path, "--x264-preset", "ultrafast", "--preset", "none"] + extra)
         XCTAssertEqual(result.status, ExitCode.ok, result.summary, file: file, line: line)
