@@ -9,8 +9,9 @@ struct GPUEncode: ParsableCommand {
         abstract: "Re-encode a movie through a GPU filter chain, keeping its audio, timing and orientation.",
         discussion: """
         Each video frame is decoded with FFmpeg, filtered on the GPU (OpenGL ES 3, headless EGL) and \
-        re-encoded to H.264 with libx264. Every audio stream is copied untouched; subtitles are \
-        copied where the container can hold them. Each frame keeps its timestamp (variable frame \
+        re-encoded to H.264 with libx264. Audio the container's players play is copied untouched, \
+        other audio is re-encoded in sync (--audio); subtitles are copied where the container can \
+        hold them. Each frame keeps its timestamp (variable frame \
         rate stays variable), rotated phone videos come out upright, and the output is tagged \
         BT.709. The file appears only when it is complete.
 
@@ -95,6 +96,27 @@ struct GPUEncode: ParsableCommand {
     @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
     var gpu: String?
 
+    @Option(help: ArgumentHelp("Audio: auto (default) copies every audio stream the container's players play and re-encodes the others (AAC for .mp4/.m4v/.mov, Opus for .mkv) with a warning; copy copies or fails (64); aac or opus re-encodes every stream; none drops audio.", valueName: "auto|copy|aac|opus|none"))
+    var audio: String?
+
+    @Flag(name: .customLong("an", withSingleDash: true), help: "No audio (same as --audio none).")
+    var noAudio = false
+
+    @Option(name: .customLong("audio-tracks"), help: ArgumentHelp("Which audio streams, by their 1-based position among the input's audio streams, in the output's order, e.g. 2,1.", valueName: "n,n..."))
+    var audioTracks: String?
+
+    @Option(name: .customLong("audio-bitrate"), help: ArgumentHelp("Bitrate of re-encoded audio, e.g. 128k (default: AAC 64k, Opus 48k per channel); copied streams ignore it.", valueName: "rate"))
+    var audioBitrate: String?
+
+    @Flag(name: .customLong("strip-metadata"), help: "Drop the input's container and stream tags (streams keep their language).")
+    var stripMetadata = false
+
+    @Flag(name: .customLong("no-location"), help: "Drop every tag whose name contains \"location\" (a phone's GPS position).")
+    var noLocation = false
+
+    @Option(name: .customLong("metadata"), help: ArgumentHelp("Set a container tag, e.g. title=Holiday (repeatable; an empty value deletes the tag). .mp4/.mov write only the keys they know.", valueName: "key=value"))
+    var metadata: [String] = []
+
     @Option(help: ArgumentHelp("Video decoding: none (software, default), cuda (NVDEC through FFmpeg's cuda hwaccel; exit 69 where there is no NVIDIA driver or the codec has no NVDEC support) or auto (NVDEC where it works, else software). Env GPUENCODE_HWACCEL.", valueName: "none|cuda|auto"))
     var hwaccel: String?
 
@@ -146,6 +168,40 @@ struct GPUEncode: ParsableCommand {
         if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
         if let hwaccel, HardwareAcceleration(rawValue: hwaccel) == nil { throw ValidationError("--hwaccel must be none, cuda or auto") }
         if EncoderChoice(rawValue: encoder) == nil { throw ValidationError("--encoder must be libx264, nvenc or auto") }
+        _ = try audioSettings()
+    }
+
+    /// --audio, -an, --audio-tracks, --audio-bitrate, --strip-metadata, --no-location, --metadata.
+    func audioSettings() throws -> (policy: AudioPolicy, tracks: [Int]?, bitrate: Int64?, metadata: [MetadataEntry]) {
+        var policy = AudioPolicy.auto
+        if let audio {
+            guard let p = AudioPolicy(rawValue: audio) else { throw ValidationError("--audio must be auto, copy, aac, opus or none") }
+            policy = p
+        }
+        if noAudio {
+            if audio != nil && policy != .none { throw ValidationError("-an and --audio \(audio!) contradict each other") }
+            policy = .none
+        }
+        var tracks: [Int]?
+        if let audioTracks {
+            guard let parsed = AudioPlan.parseTracks(audioTracks) else {
+                throw ValidationError("--audio-tracks must be 1-based positions separated by commas, each once, e.g. 1,3")
+            }
+            if policy == .none { throw ValidationError("--audio-tracks selects audio, but \(noAudio ? "-an" : "--audio none") drops it") }
+            tracks = parsed
+        }
+        var bitrate: Int64?
+        if let audioBitrate {
+            guard let rate = parseRate(audioBitrate) else { throw ValidationError("--audio-bitrate must be a rate such as 128k or 96000 (at least 1k)") }
+            bitrate = rate
+        }
+        let entries = try metadata.map { pair -> MetadataEntry in
+            guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else {
+                throw ValidationError("--metadata must be KEY=VALUE (an empty VALUE deletes the key), got \"\(pair)\"")
+            }
+            return MetadataEntry(key: String(pair[..<eq]), value: String(pair[pair.index(after: eq)...]))
+        }
+        return (policy, tracks, bitrate, entries)
     }
 
     func run() throws {
@@ -207,6 +263,13 @@ struct GPUEncode: ParsableCommand {
             }
             options.hwaccel = decoding
             options.encoder.encoder = EncoderChoice(rawValue: encoder) ?? .libx264
+            let audio = try audioSettings()
+            options.encoder.audio = audio.policy
+            options.encoder.audioTracks = audio.tracks
+            options.encoder.audioBitrate = audio.bitrate
+            options.encoder.stripMetadata = stripMetadata
+            options.encoder.dropLocation = noLocation
+            options.encoder.metadata = audio.metadata
             options.progress = reporter
             if stats {
                 if !preset.filters.contains(where: { $0.declaration.name == "averageColor" }) {

@@ -13,6 +13,9 @@ final class EncodeStage {
     private let mediaDuration: Double?
     /// Frames encoded so far (read by other threads only after this stage's thread is joined).
     private(set) var frames = 0
+    /// The setup's warnings (audio re-encoded, tags the container drops), printed with the first
+    /// encoded frame: a run that fails before that prints its one error line and nothing else.
+    let setupWarnings: DeferredLog
 
     init(encoder: VideoEncoder, stream: UnsafeMutablePointer<AVStream>, output: OutputFile, options: TranscodeOptions,
          mediaStart: Double, mediaDuration: Double?) {
@@ -23,12 +26,14 @@ final class EncodeStage {
         onFrame = options.onFrame
         self.mediaStart = mediaStart
         self.mediaDuration = mediaDuration
+        setupWarnings = DeferredLog(options.log)
     }
 
     func encode(_ frame: Frame) throws {
         let pts = frame.pts
         try encoder.encode(frame, emit: write)
         frames += 1
+        if frames == 1 { setupWarnings.release() }
         let position = seconds(pts, encoder.context.pointee.time_base) - mediaStart
         progress?.update(frames: frames, position: position, total: mediaDuration)
         onFrame?(frames, position, mediaDuration)

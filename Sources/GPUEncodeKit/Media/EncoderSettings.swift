@@ -10,6 +10,19 @@ public enum EncoderChoice: String, CaseIterable, Sendable {
     case nvenc
 }
 
+/// What happens to the input's audio streams (`--audio`). AudioPlan.decide has the table.
+public enum AudioPolicy: String, CaseIterable, Sendable { case auto, copy, aac, opus, none }
+
+/// One container-level tag set by `--metadata KEY=VALUE`; an empty value deletes the key.
+public struct MetadataEntry: Sendable, Equatable {
+    public var key: String
+    public var value: String
+    public init(key: String, value: String) {
+        self.key = key
+        self.value = value
+    }
+}
+
 /// Encoder settings, named after ffmpeg's (x264's) options; h264_nvenc gets their nearest equivalents.
 public struct EncoderSettings: Sendable {
     /// Which encoder: libx264 (default), h264_nvenc, or NVENC with a fall back to libx264.
@@ -29,6 +42,16 @@ public struct EncoderSettings: Sendable {
     public var threads: Int = 0
     /// H.264 profile (ffmpeg `-profile:v`); nil means High, or High 4:4:4 Predictive when lossless.
     public var profile: String?
+    /// Audio: copy what the container holds in practice, re-encode the rest (auto), or copy/aac/opus/none.
+    public var audio: AudioPolicy = .auto
+    public var audioTracks: [Int]?      // 1-based positions among the input's AUDIO streams, in the given order; nil = all
+    public var audioBitrate: Int64?     // nil = encoder default per codec
+    /// Drop the input's container and stream metadata (streams keep their `language`).
+    public var stripMetadata = false
+    /// Drop every tag whose key contains "location" (GPS position), container and streams.
+    public var dropLocation = false
+    /// Container-level tags set after stripping (`--metadata KEY=VALUE`; an empty value deletes).
+    public var metadata: [MetadataEntry] = []
 
     public init() {}
 

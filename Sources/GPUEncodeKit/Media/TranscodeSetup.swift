@@ -15,16 +15,26 @@ final class TranscodeJob {
         options = o
         input = try VideoSource(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
         output = try OutputFile(path: o.output, overwrite: o.overwrite)
-        let (gpu, encode, geometry) = try TranscodeJob.mapVideo(o, input: input, output: output, sequential: o.sequential)
+        let metadata = MetadataPolicy(o.encoder)
+        let (gpu, encode, geometry) = try TranscodeJob.mapVideo(o, input: input, output: output, metadata: metadata, sequential: o.sequential)
         var handlers = [OutputStreamHandler?](repeating: nil, count: input.streamCount)
-        for i in 0..<input.streamCount where i != input.videoIndex {
-            handlers[i] = try TranscodeJob.mapStream(input.stream(i), o, output: output)
+        // Audio next, in the plan's order: copied, or re-encoded where the container's players
+        // would not play it (AudioPlan: --audio, --audio-tracks). Its warnings wait for the first
+        // encoded frame, so a run that fails before prints one line.
+        let audio = try AudioOutputs.add(input: input, output: output, settings: o.encoder, metadata: metadata, run: run,
+                                         inputPath: o.input, outputPath: o.output, log: encode.setupWarnings.function)
+        for (i, handler) in audio.handlers { handlers[i] = handler }
+        for i in 0..<input.streamCount where i != input.videoIndex && input.stream(i).pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_AUDIO {
+            handlers[i] = try TranscodeJob.mapStream(input.stream(i), o, output: output, metadata: metadata)
         }
-        av_dict_copy(&output.format.pointee.metadata, input.format.pointee.metadata, 0)
-        // MP4 outputs count edit lists (start offsets) in the video's own timescale: exact, not
-        // rounded to milliseconds.
+        metadata.copyContainer(from: input.format.pointee.metadata, to: &output.format.pointee.metadata)
+        for warning in metadata.unwritten(in: AudioContainer(outputPath: o.output)) { encode.setupWarnings.function(.warning, "\(o.output): \(warning)") }
+        // MP4 outputs count edit lists (start offsets) in a timescale that holds the video's and
+        // every audio stream's start exactly, not rounded to milliseconds.
         let timeBase = encode.encoder.context.pointee.time_base
-        if timeBase.num == 1 && timeBase.den >= 1000 && timeBase.den <= 1_000_000 { output.movieTimescale = timeBase.den }
+        if timeBase.num == 1 && timeBase.den >= 1000 && timeBase.den <= 1_000_000 {
+            output.movieTimescale = AudioOutputs.movieTimescale(video: timeBase.den, audio: audio.timeBases)
+        }
         try output.open()
         video = try VideoTranscodeHandler(source: input, gpu: gpu, encode: encode, outputWidth: geometry.outputWidth,
                                           outputHeight: geometry.outputHeight, sequential: o.sequential, run: run)
@@ -45,7 +55,7 @@ final class TranscodeJob {
     /// The video stream: the picture's geometry (rotation, odd sizes, what the filters make of
     /// it), the GPU stage that filters it (none when the preset has no filters), the encoder and
     /// its output stream.
-    private static func mapVideo(_ o: TranscodeOptions, input: VideoSource, output: OutputFile, sequential: Bool) throws
+    private static func mapVideo(_ o: TranscodeOptions, input: VideoSource, output: OutputFile, metadata: MetadataPolicy, sequential: Bool) throws
         -> (GPUStage?, EncodeStage, RenderGeometry) {
         let bypass = o.preset.filters.isEmpty
         if bypass { o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)") }
@@ -100,7 +110,7 @@ final class TranscodeJob {
         try encoder.configure(videoOut, mp4Family: output.isMP4Family)
         videoOut.pointee.sample_aspect_ratio = encoder.context.pointee.sample_aspect_ratio
         videoOut.pointee.disposition = inStream.pointee.disposition
-        av_dict_copy(&videoOut.pointee.metadata, inStream.pointee.metadata, 0)
+        metadata.copyStream(from: inStream.pointee.metadata, to: &videoOut.pointee.metadata)
         // The picture is rotated already; a leftover rotate tag would turn it again.
         av_dict_set(&videoOut.pointee.metadata, "rotate", nil, 0)
         av_dict_set(&videoOut.pointee.metadata, "encoder", nil, 0)
@@ -117,20 +127,16 @@ final class TranscodeJob {
         return (gpu, encode, geometry)
     }
 
-    /// Any other stream: audio and subtitles are copied packet for packet where the container can
-    /// hold them (audio it cannot hold is an error, subtitles are dropped with a warning); data
-    /// streams and extra video streams are dropped.
-    private static func mapStream(_ s: UnsafeMutablePointer<AVStream>, _ o: TranscodeOptions, output: OutputFile) throws -> OutputStreamHandler? {
+    /// Any other stream but audio: subtitles are copied packet for packet where the container can
+    /// hold them (else dropped with a warning); data streams and extra video streams are dropped.
+    private static func mapStream(_ s: UnsafeMutablePointer<AVStream>, _ o: TranscodeOptions, output: OutputFile,
+                                  metadata: MetadataPolicy) throws -> OutputStreamHandler? {
         let i = Int(s.pointee.index)
         let par = s.pointee.codecpar!
         let type = par.pointee.codec_type
         let codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
         let ext = pathExtension(o.output)
         switch type {
-        case AVMEDIA_TYPE_AUDIO:
-            guard output.canHold(par.pointee.codec_id) else {
-                throw GPUEncodeError(.usage, path: o.output, "audio stream #\(i) (\(codecName)) cannot be stored in .\(ext) without re-encoding; use .mkv, which holds any audio")
-            }
         case AVMEDIA_TYPE_SUBTITLE:
             guard output.canHold(par.pointee.codec_id) else {
                 o.log(.warning, "\(o.output): subtitle stream #\(i) (\(codecName)) dropped: .\(ext) cannot hold it (.mkv can)")
@@ -148,7 +154,7 @@ final class TranscodeJob {
         os.pointee.codecpar.pointee.codec_tag = 0
         os.pointee.time_base = s.pointee.time_base
         os.pointee.disposition = s.pointee.disposition
-        av_dict_copy(&os.pointee.metadata, s.pointee.metadata, 0)
+        metadata.copyStream(from: s.pointee.metadata, to: &os.pointee.metadata)
         return StreamCopyHandler(from: s, inputPath: o.input, to: os, output: output, log: o.log)
     }
 }
