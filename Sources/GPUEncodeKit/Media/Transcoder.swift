@@ -57,7 +57,7 @@ public final class Transcoder {
     /// False when the preset has no filters: frames go from the decoder to the encoder directly.
     private let usesGPU: Bool
     private let rendererName = Locked("no GPU stage")
-    private let encoder: UnsafeMutablePointer<AVCodecContext>
+    private let encoder: VideoEncoder
     private let videoOut: UnsafeMutablePointer<AVStream>
     /// Output stream index for each input stream, or nil if the stream is dropped.
     private var streamMap: [Int: Int32] = [:]
@@ -73,21 +73,18 @@ public final class Transcoder {
     private let framePool = Locked<FramePool?>(nil)
     private let toGPU = BoundedQueue<UnsafeMutablePointer<AVFrame>>(capacity: 3)
     private let toEncoder = BoundedQueue<UnsafeMutablePointer<AVFrame>>(capacity: 3)
-    /// Frame durations by pts (encoder time base): x264 drops them, the muxer wants them. Only
-    /// the encoding thread touches it.
-    private var durations: [Int64: Int64] = [:]
     /// The video's start and length in seconds, for progress.
     private let mediaStart: Double
     private let mediaDuration: Double?
     private let framesEncoded = Locked(0)
     /// Seconds each stage spent working (not waiting on a queue), for -v: shows which one bounds the run.
     private let busy = Locked((gpu: 0.0, encode: 0.0))
-    /// The encoder's packet, reused; only the thread that encodes touches it.
-    private let packet = av_packet_alloc()!
     private var decodeErrors = 0
 
     public static func run(_ options: TranscodeOptions) throws -> TranscodeSummary {
         try checkPaths(options)
+        // An impossible pairing (H.264 in .webm) is refused before the input is opened.
+        try checkOutputContainer(path: options.output, codec: options.encoder.codec)
         let t = try Transcoder(options)
         return try t.transcode()
     }
@@ -108,7 +105,7 @@ public final class Transcoder {
         input = try InputFile(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
         mediaStart = input.startSeconds
         mediaDuration = input.durationSeconds
-        output = try OutputFile(path: o.output, overwrite: o.overwrite)
+        output = try OutputFile(path: o.output, overwrite: o.overwrite, codec: o.encoder.codec)
         let bypass = o.preset.filters.isEmpty
         usesGPU = !bypass
         // The GL context is made on the GPU stage's own thread, in parallel with opening the
@@ -143,7 +140,7 @@ public final class Transcoder {
             o.log(.warning, "\(o.input): odd dimensions cropped to \(geometry.uprightWidth)x\(geometry.uprightHeight) for 4:2:0 H.264")
         }
 
-        // Video encoder and stream: libx264, or h264_nvenc (--encoder; EncoderSettings.open).
+        // Video encoder and stream: the codec's software encoder or NVENC (--codec, --encoder; VideoEncoder).
         outputFormat = !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath, filters: o.preset.filters) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
         let rate = av_guess_frame_rate(input.format, inStream, nil)
         var sar = inStream.pointee.sample_aspect_ratio.num > 0 ? inStream.pointee.sample_aspect_ratio : dec.sample_aspect_ratio
@@ -161,14 +158,12 @@ public final class Transcoder {
             stream.colorSpace = dec.colorspace
             stream.colorRange = format == AV_PIX_FMT_YUV420P && dec.color_range == AVCOL_RANGE_JPEG ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
         }
-        let (enc, encoderName) = try o.encoder.open(stream, output: o.output, log: o.log)
-        encoder = enc
-        o.log(.info, "encoder: \(encoderName)")
+        encoder = try VideoEncoder(settings: o.encoder, stream: stream, output: o.output, log: o.log)
+        let enc = encoder.context
+        o.log(.info, "encoder: \(encoder.description)")
 
         videoOut = try output.addStream()
-        try check(avcodec_parameters_from_context(videoOut.pointee.codecpar, enc), .internal, path: o.output, "encoder parameters")
-        videoOut.pointee.time_base = enc.pointee.time_base
-        videoOut.pointee.sample_aspect_ratio = enc.pointee.sample_aspect_ratio
+        try encoder.configure(videoOut, mp4Family: output.isMP4Family)
         videoOut.pointee.disposition = inStream.pointee.disposition
         av_dict_copy(&videoOut.pointee.metadata, inStream.pointee.metadata, 0)
         // The picture is rotated already; a leftover rotate tag would turn it again.
@@ -216,13 +211,6 @@ public final class Transcoder {
         let den = enc.pointee.time_base.den
         if enc.pointee.time_base.num == 1 && den >= 1000 && den <= 1_000_000 { output.movieTimescale = den }
         try output.open()
-    }
-
-    deinit {
-        var e: UnsafeMutablePointer<AVCodecContext>? = encoder
-        avcodec_free_context(&e)
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
     }
 
     /// The 8-bit planar format the GPU reads and the colour space to decode it with.
@@ -356,7 +344,7 @@ public final class Transcoder {
         let frame = av_frame_alloc()!
         var converter = FrameConverter()
         defer { converter.release() }
-        var clock = FrameClock(timeBase: input.videoStream.pointee.time_base, rate: encoder.pointee.framerate)
+        var clock = FrameClock(timeBase: input.videoStream.pointee.time_base, rate: encoder.context.pointee.framerate)
         defer {
             var p: UnsafeMutablePointer<AVPacket>? = packet
             av_packet_free(&p)
@@ -576,38 +564,28 @@ public final class Transcoder {
     }
 
     private func encode(_ frame: UnsafeMutablePointer<AVFrame>) throws {
-        // A decoded frame (the no-GPU path) still says what type it was; libx264 would take that
-        // as an order and copy the source's GOP instead of choosing its own B-frames.
-        frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
         let pts = frame.pointee.pts
-        durations[pts] = frame.pointee.pkt_duration
-        try check(avcodec_send_frame(encoder, frame), .encode, path: options.output, "encoding failed")
-        try drainEncoder()
+        // A new reference to the frame's buffers (no copy) for the encoder's owning wrapper.
+        let ref = Frame()
+        try check(av_frame_ref(ref.pointer, frame), .internal, path: options.output, "frame reference")
+        try encoder.encode(ref, emit: write)
         let n = framesEncoded.withLock { $0 += 1; return $0 }
-        let position = seconds(pts, encoder.pointee.time_base) - mediaStart
+        let position = seconds(pts, encoder.context.pointee.time_base) - mediaStart
         options.progress?.update(frames: n, position: position, total: mediaDuration)
         options.onFrame?(n, position, mediaDuration)
     }
 
     private func flushEncoder() throws {
-        try check(avcodec_send_frame(encoder, nil), .encode, path: options.output, "flushing the encoder failed")
-        try drainEncoder()
+        try encoder.encode(nil, emit: write)
         let total = mediaDuration
         options.progress?.update(frames: framesEncoded.withLock { $0 }, position: total ?? 0, total: total, final: true)
     }
 
-    private func drainEncoder() throws {
-        while true {
-            let rc = avcodec_receive_packet(encoder, packet)
-            if rc == AVERROR_EAGAIN_VALUE || rc == AVERROR_EOF_VALUE { return }
-            try check(rc, .encode, path: options.output, "encoding failed")
-            if let d = durations.removeValue(forKey: packet.pointee.pts), d > 0 {
-                packet.pointee.duration = d
-            }
-            av_packet_rescale_ts(packet, encoder.pointee.time_base, videoOut.pointee.time_base)
-            packet.pointee.stream_index = videoOut.pointee.index
-            try output.write(packet)
-        }
+    /// One encoded packet (encoder time base) into the output.
+    private func write(_ packet: Packet) throws {
+        av_packet_rescale_ts(packet.pointer, encoder.context.pointee.time_base, videoOut.pointee.time_base)
+        packet.pointer.pointee.stream_index = videoOut.pointee.index
+        try output.write(packet.pointer)
     }
 }
 
