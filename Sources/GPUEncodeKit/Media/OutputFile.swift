@@ -72,7 +72,9 @@ final class OutputFile {
         if String(cString: guessed.pointee.name) == "ipod" && codec != .h264, let mp4 = av_guess_format("mp4", nil, nil) { oformat = mp4 }
         let known = containers.first { $0.ext == ext }
         guard avformat_query_codec(oformat, codec.codecID, FF_COMPLIANCE_NORMAL) == 1, known?.codecs.contains(codec) ?? true else {
-            throw GPUEncodeError(.usage, path: path, "\(ext.isEmpty ? "this format" : "." + ext) cannot hold \(codec.displayName) video (--codec \(codec.rawValue)); use \(extensions(for: codec))")
+            let others = (known?.codecs ?? []).map { "--codec \($0.rawValue)" }
+            let alternative = others.isEmpty ? "" : ", or \(others.joined(separator: " or "))"
+            throw GPUEncodeError(.usage, path: path, "\(ext.isEmpty ? "this format" : "." + ext) cannot hold \(codec.displayName) video (--codec \(codec.rawValue)); use \(extensions(for: codec))\(alternative)")
         }
         return oformat
     }
