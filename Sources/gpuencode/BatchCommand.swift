@@ -50,6 +50,8 @@ struct BatchCommand: ParsableCommand {
         EXAMPLES:
           gpuencode batch clips/ --recursive --out-dir out --preset sepia --report report.json --junit report.xml
           gpuencode batch --manifest jobs.csv --jobs 4 --skip-existing
+          gpuencode batch clips/ --out-dir out --codec hevc --speed slow --name '{stem}.mp4'
+          (jobs.csv: input,output,codec,crf / a.mov,a.webm,av1,30 / b.mov,b.mp4,,)
           gpuencode batch clips/ --out-dir out --shard 2/4 --report shard-2.json
           gpuencode report merge shard-*.json -o all.json --junit all.xml
         """

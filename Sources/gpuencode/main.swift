@@ -18,8 +18,8 @@ struct GPUEncode: ParsableCommand {
           gpuencode in.mp4 out.m4v --preset sepia
           gpuencode phone.mov upright.mp4          (identity: turn upright, re-encode)
           gpuencode in.mkv out.mkv --preset ./my-look.json --crf 18 --speed slow
-          gpuencode in.mp4 out.mp4 --codec hevc --crf 26           (HEVC tagged hvc1: plays in QuickTime)
-          gpuencode in.mp4 out.webm --codec av1 --speed fast       (AV1 in WebM; also .mp4, .mkv)
+          gpuencode in.mp4 out.mp4 --codec hevc --crf 26    (HEVC, tagged hvc1)
+          gpuencode in.mp4 out.webm -c:v libsvtav1 --speed fast
           gpuencode in.mp4 out.mp4 --preset grayscale --bitrate 4M -y
           gpuencode in.mp4 cmp.mp4 --preset sepia --compare --split-animate
           gpuencode photo.jpg toned.png --preset toaster          (pictures too)
@@ -29,11 +29,10 @@ struct GPUEncode: ParsableCommand {
           h264   libx264    0-51 (23), 0 is lossless      .mp4 .m4v .mov .mkv
           hevc   libx265    0-51 (28)                     .mp4 .m4v .mov .mkv
           av1    libsvtav1  1-63 (35), whole numbers      .mp4 .m4v .mkv .webm
-        --speed takes x264's preset names for every codec:
-          speed      ultrafast superfast veryfast faster fast medium slow slower veryslow placebo
-          x264/x265  the same name
-          SVT-AV1    \(EncoderSettings.speeds.map { padded(String(EncoderSettings.svtav1Presets[$0]!), $0.count) }.joined(separator: " "))
-          NVENC      \(EncoderSettings.speeds.map { padded(EncoderSettings.nvencPreset(forX264: $0), $0.count) }.joined(separator: " "))
+        --speed takes x264's preset names for every codec; x264 and x265 get the name
+        itself, SVT-AV1 and NVENC their nearest preset:
+          speed      SVT-AV1  NVENC
+        \(EncoderSettings.speeds.map { "  \(padded($0, 11))\(padded(String(EncoderSettings.svtav1Presets[$0]!), 9))\(EncoderSettings.nvencPreset(forX264: $0))" }.joined(separator: "\n"))
         Each encoder's own options pass through --x264-params, --x265-params or --svtav1-params \
         (key=value:key=value, as in ffmpeg), each only with its codec.
 
