@@ -174,7 +174,12 @@ struct GPUEncode: ParsableCommand {
             let settings = try EncodeOverrides.resolve([EncodeLayer(try encode.overrides(threadsMayBeAuto: true), from: .commandLine),
                                                         EncodeLayer(base.encode, from: .preset(base.origin))])
             let picture = ImageIO.isImagePath(output!)
-            if !picture { try checkOutputContainer(path: output!, codec: settings.codec) }
+            if !picture {
+                var check = TranscodeOptions(input: input!, output: output!, preset: base)
+                check.overwrite = overwrite
+                check.encoder = settings
+                try Transcoder.checkOutput(check)
+            }
             var duration: Double? = nil
             if splitAnimate {
                 duration = try Comparison.duration(of: input!)

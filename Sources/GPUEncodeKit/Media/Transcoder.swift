@@ -82,11 +82,16 @@ public final class Transcoder {
     private var decodeErrors = 0
 
     public static func run(_ options: TranscodeOptions) throws -> TranscodeSummary {
-        try checkPaths(options)
-        // An impossible pairing (H.264 in .webm) is refused before the input is opened.
-        try checkOutputContainer(path: options.output, codec: options.encoder.codec)
+        try checkOutput(options)
         let t = try Transcoder(options)
         return try t.transcode()
+    }
+
+    /// What can be wrong with the output before the input is opened: the paths (checkPaths), then
+    /// a container that cannot hold the codec (H.264 in .webm: 64).
+    public static func checkOutput(_ options: TranscodeOptions) throws {
+        try checkPaths(options)
+        try checkOutputContainer(path: options.output, codec: options.encoder.codec)
     }
 
     static func checkPaths(_ o: TranscodeOptions) throws {
