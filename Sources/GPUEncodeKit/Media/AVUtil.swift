@@ -1,5 +1,6 @@
 import CFFmpeg
 import CShim
+import Glibc
 
 let AVERROR_EOF_VALUE = gpuencode_averror_eof()
 let AVERROR_EAGAIN_VALUE = gpuencode_averror_eagain()
@@ -33,5 +34,9 @@ public enum MediaLog {
     public static func setLevel(verbose: Bool) {
         // FFmpeg's own lines would break the one-line error rule; -v shows its warnings.
         gpuencode_set_log_level(verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
+        // SVT-AV1 prints to stderr itself, at the level SVT_LOG names (read when an encoder is
+        // made): warnings with -v, nothing otherwise. A value the user set is kept. Called before
+        // any other thread starts, as setenv must be.
+        setenv("SVT_LOG", verbose ? "2" : "0", 0)
     }
 }

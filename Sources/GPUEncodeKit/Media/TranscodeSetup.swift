@@ -14,7 +14,7 @@ final class TranscodeJob {
     init(_ o: TranscodeOptions, run: RunState) throws {
         options = o
         input = try VideoSource(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
-        output = try OutputFile(path: o.output, overwrite: o.overwrite)
+        output = try OutputFile(path: o.output, overwrite: o.overwrite, codec: o.encoder.codec)
         let metadata = MetadataPolicy(o.encoder)
         let (gpu, encode, geometry) = try TranscodeJob.mapVideo(o, input: input, output: output, metadata: metadata, sequential: o.sequential)
         var handlers = [OutputStreamHandler?](repeating: nil, count: input.streamCount)
@@ -82,7 +82,7 @@ final class TranscodeJob {
         }
         if geometry.uprightWidth != (rotation.swapsDimensions ? geometry.sourceHeight : geometry.sourceWidth)
             || geometry.uprightHeight != (rotation.swapsDimensions ? geometry.sourceWidth : geometry.sourceHeight) {
-            o.log(.warning, "\(o.input): odd dimensions cropped to \(geometry.uprightWidth)x\(geometry.uprightHeight) for 4:2:0 H.264")
+            o.log(.warning, "\(o.input): odd dimensions cropped to \(geometry.uprightWidth)x\(geometry.uprightHeight) for 4:2:0 video")
         }
 
         // The encoder works in the input's time base, so no timestamp is ever rounded.

@@ -5,7 +5,7 @@
 /// hand-off: input stream → encoder → output stream).
 public enum Transcoder {
     public static func run(_ options: TranscodeOptions) throws -> TranscodeSummary {
-        try checkPaths(options)
+        try checkOutput(options)
         let started = monotonicSeconds()
         let run = RunState(output: options.output, shouldStop: options.shouldStop)
         let job = try TranscodeJob(options, run: run)
@@ -31,6 +31,13 @@ public enum Transcoder {
         }
         try job.output.finish()
         return job.summary(seconds: monotonicSeconds() - started)
+    }
+
+    /// What can be wrong with the output before the input is opened: the paths (checkPaths), then
+    /// a container that cannot hold the codec (H.264 in .webm: 64).
+    public static func checkOutput(_ options: TranscodeOptions) throws {
+        try checkPaths(options)
+        try checkOutputContainer(path: options.output, codec: options.encoder.codec)
     }
 
     static func checkPaths(_ o: TranscodeOptions) throws {
