@@ -173,7 +173,8 @@ struct GPUEncode: ParsableCommand {
             // params for another codec, a container that cannot hold it) stops here, before the
             // input is opened.
             let settings = try EncodeOverrides.resolve([EncodeLayer(try encode.overrides(threadsMayBeAuto: true), from: .commandLine),
-                                                        EncodeLayer(base.encode, from: .preset(base.origin))])
+                                                        EncodeLayer(base.encode, from: .preset(base.origin))],
+                                                       output: output)
             let picture = ImageIO.isImagePath(output!)
             if !picture {
                 var check = TranscodeOptions(input: input!, output: output!, preset: base)

@@ -119,14 +119,32 @@ final class CodecTests: BatchTestCase {
             let r = try gpuencode([missing, out, "--codec", codec])
             assertCleanFailure(r, exitCodes: [ExitCode.usage], mentioning: ["o.\(ext)", codec == "h264" ? "H.264" : codec == "hevc" ? "HEVC" : "AV1"], outputDirectory: dir)
         }
-        // The default codec is H.264, which .webm cannot hold either; -c:v takes encoder names.
-        assertCleanFailure(try gpuencode([missing, dir.appendingPathComponent("d.webm").path]), exitCodes: [ExitCode.usage], mentioning: ["--codec av1"], outputDirectory: dir)
+        // -c:v takes encoder names.
         assertCleanFailure(try gpuencode([missing, dir.appendingPathComponent("c.webm").path, "-c:v", "libx265"]), exitCodes: [ExitCode.usage], mentioning: ["HEVC"], outputDirectory: dir)
         // A codec from the preset counts the same.
         let preset = scratch("hevc.json")
         try #"{"version": 2, "name": "h", "encode": {"codec": "hevc"}, "filters": []}"#.write(to: preset, atomically: true, encoding: .utf8)
         assertCleanFailure(try gpuencode([missing, dir.appendingPathComponent("p.webm").path, "--preset", preset.path]),
                            exitCodes: [ExitCode.usage], mentioning: ["HEVC"], outputDirectory: dir)
+    }
+
+    /// With no codec named, the container chooses, as in ffmpeg: .webm is AV1 (and its audio Opus,
+    /// AAC being re-encoded), every other container H.264.
+    func testWebMWithoutACodecIsAV1WithOpus() throws {
+        let input = scratch("aac.mp4")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=128x96:rate=25",
+                                         "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "0.4",
+                                         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", input.path])
+        let out = scratch("default.webm")
+        let r = try gpuencode([input.path, out.path, "--preset", "sepia", "--speed", "ultrafast"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let json = try Oracle.ffprobeJSON(["-show_entries", "stream=codec_name", out.path])
+        XCTAssertEqual((json["streams"] as? [[String: Any]] ?? []).compactMap { $0["codec_name"] as? String }, ["av1", "opus"])
+        XCTAssertTrue(r.stderr.contains("re-encoded to Opus"), r.stderr)
+        try assertDecodesCleanly(out)
+        let mkv = scratch("default.mkv")
+        XCTAssertEqual(try gpuencode([input.path, mkv.path, "--preset", "sepia", "--speed", "ultrafast"]).status, 0)
+        XCTAssertEqual(try videoStream(mkv)["codec_name"] as? String, "h264")
     }
 
     /// Settings a codec does not take: 64 on the command line, 67 from a preset (named).

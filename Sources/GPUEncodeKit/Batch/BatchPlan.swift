@@ -157,7 +157,7 @@ public enum BatchPlanner {
             // for another codec, H.264 in .webm), so a batch with a bad row stops before any work.
             var layers = [EncodeLayer(request.overrides, from: .commandLine), EncodeLayer(p.encode, from: .preset(p.origin))]
             if !d.row.isEmpty { layers.insert(EncodeLayer(d.row, from: .manifest(d.origin)), at: 0) }
-            let settings = try EncodeOverrides.resolve(layers)
+            let settings = try EncodeOverrides.resolve(layers, output: output)
             do { try checkOutputContainer(path: output, codec: settings.codec) } catch let e as GPUEncodeError {
                 throw GPUEncodeError(.usage, path: output, "\(e.message) (job for \(d.input) from \(d.origin))")
             }

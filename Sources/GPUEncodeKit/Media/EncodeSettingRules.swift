@@ -124,7 +124,7 @@ extension EncodeSetting {
     public static let all: [EncodeSetting] = [
         EncodeSetting(
             key: "codec", flags: ["--codec", "-c:v"], valueName: "h264|hevc|av1",
-            help: "Video codec: h264 (libx264, the default), hevc (libx265) or av1 (libsvtav1). -c:v also takes the encoder names libx264, libx265, libsvtav1, and h264_nvenc or hevc_nvenc for NVIDIA's encoder (as --encoder nvenc). The container must hold it: .webm is AV1 only, .mov has no AV1.",
+            help: "Video codec: h264 (libx264, the default), hevc (libx265) or av1 (libsvtav1, the default for .webm). -c:v also takes the encoder names libx264, libx265, libsvtav1, and h264_nvenc or hevc_nvenc for NVIDIA's encoder (as --encoder nvenc). The container must hold it: .webm is AV1 only, .mov has no AV1.",
             kind: .word(VideoCodec.allCases.map(\.rawValue)), places: .everywhere,
             parse: { text, place, o in
                 guard let (codec, encoder) = VideoCodec.parse(text) else {
@@ -477,14 +477,16 @@ extension EncodeOverrides {
     /// scale, a tune and profile it takes, and no params for another codec on the command line or
     /// in a manifest (a preset may carry params for every codec: the codec's own are used). A
     /// problem is thrown as the error of the layer that gave the value (64, or 67 for a preset).
-    public static func resolve(_ layers: [EncodeLayer]) throws -> EncoderSettings {
+    /// `output` picks the codec when no layer names one, as ffmpeg lets the container choose: AV1
+    /// for .webm (the one codec gpuencode writes there), else H.264.
+    public static func resolve(_ layers: [EncodeLayer], output: String? = nil) throws -> EncoderSettings {
         func first<T>(_ get: (EncodeOverrides) -> T?) -> (T, EncodeSource)? {
             for l in layers { if let v = get(l.overrides) { return (v, l.source) } }
             return nil
         }
         var e = EncoderSettings()
         let codec = first { $0.codec }
-        e.codec = codec?.0 ?? e.codec
+        e.codec = codec?.0 ?? output.map(VideoCodec.default(forOutput:)) ?? e.codec
         e.encoder = first { $0.encoder }?.0 ?? e.encoder
         e.speed = first { $0.speed }?.0 ?? e.speed
         let crf = first { $0.crf }
@@ -516,5 +518,13 @@ extension EncodeOverrides {
             throw source.error(key, problem)
         }
         return e
+    }
+}
+
+extension VideoCodec {
+    /// The codec of an output whose settings name none: AV1 for .webm (WebM holds VP8, VP9 and AV1,
+    /// and AV1 is the one gpuencode encodes), H.264 for every other container.
+    public static func `default`(forOutput path: String) -> VideoCodec {
+        pathExtension(path).lowercased() == "webm" ? .av1 : .h264
     }
 }
