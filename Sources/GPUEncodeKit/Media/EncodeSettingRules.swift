@@ -273,7 +273,7 @@ extension EncodeSetting {
             json: { $0.audioTracks.map { .array($0.map { .number(Double($0)) }) } }),
         EncodeSetting(
             key: "audioBitrate", flags: ["--audio-bitrate", "-b:a"], valueName: "rate",
-            help: "Bitrate of re-encoded audio, e.g. 128k, from 8k to 2M (all channels together; default: the audio encoder's).",
+            help: "Bitrate of re-encoded audio, e.g. 128k, from 8k to 2M (all channels together; default: AAC 64k and Opus 48k a channel, so 128k and 96k for stereo). Copied streams ignore it.",
             kind: .rate, places: .everywhere,
             parse: { text, _, o in
                 let r = EncoderSettings.audioBitrateRange
