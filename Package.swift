@@ -19,11 +19,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
-        // Debian: libavformat-dev libavcodec-dev libavutil-dev libswscale-dev
+        // Debian: libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
         .systemLibrary(
             name: "CFFmpeg",
-            pkgConfig: "libavformat libavcodec libavutil libswscale",
-            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev"])]
+            pkgConfig: "libavformat libavcodec libavutil libswscale libswresample",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]
         ),
         // Debian: libegl-dev libgles-dev (libglvnd), with Mesa's libegl-mesa0 for llvmpipe
         .systemLibrary(

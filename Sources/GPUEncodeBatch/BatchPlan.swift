@@ -1,48 +1,5 @@
 import Glibc
 
-/// Encoder settings given for a whole batch (command line) or one job (manifest row); nil means
-/// "not given": a job's own value wins over the batch's, which wins over the preset's `encode`,
-/// which wins over the built-in defaults (the single-file command's order, with one more level).
-/// Encoder options given for a run (command-line flags, or a manifest row on top of them); nil
-/// means not given. The single-file command and batch both resolve them with `resolved`.
-public struct EncodeOverrides: Sendable, Equatable {
-    public var crf: Double?
-    public var x264Preset: String?
-    public var tune: String?
-    public var bitrate: Int64?
-    public var keyint: Int?
-    public var profile: String?
-
-    public init(crf: Double? = nil, x264Preset: String? = nil, tune: String? = nil, bitrate: Int64? = nil, keyint: Int? = nil, profile: String? = nil) {
-        self.crf = crf
-        self.x264Preset = x264Preset
-        self.tune = tune
-        self.bitrate = bitrate
-        self.keyint = keyint
-        self.profile = profile
-    }
-
-    /// `self` where given, else `base`.
-    func over(_ base: EncodeOverrides) -> EncodeOverrides {
-        EncodeOverrides(crf: crf ?? base.crf, x264Preset: x264Preset ?? base.x264Preset, tune: tune ?? base.tune,
-                        bitrate: bitrate ?? base.bitrate, keyint: keyint ?? base.keyint, profile: profile ?? base.profile)
-    }
-
-    /// The settings a run uses: a given option > the preset's `encode` > the built-in default.
-    public func resolved(with presetEncode: PresetEncodeSettings, threads: Int) -> EncoderSettings {
-        var e = EncoderSettings()
-        let defaults = EncoderSettings()
-        e.crf = crf ?? presetEncode.crf ?? defaults.crf
-        e.preset = x264Preset ?? presetEncode.x264Preset ?? defaults.preset
-        e.tune = tune ?? presetEncode.tune ?? defaults.tune
-        e.bitrate = bitrate
-        e.keyint = keyint ?? presetEncode.keyint ?? defaults.keyint
-        e.profile = profile
-        e.threads = threads
-        return e
-    }
-}
-
 /// One file to transcode: an input, its output and the preset with its settings.
 public struct BatchJob: Sendable {
     /// Position in the whole plan (before sharding), from 0.
@@ -54,21 +11,26 @@ public struct BatchJob: Sendable {
     public let preset: Preset
     /// `fnv1a64:` hash of the preset's resolved JSON: the same preset however it was named.
     public let presetDigest: String
+    /// The manifest row's settings over the batch's flags (the preset's are in `preset.encode`).
     public let overrides: EncodeOverrides
+    /// What the job encodes with: manifest row > batch flag > preset's `encode` > defaults,
+    /// checked for the codec when the batch was planned.
+    public let settings: EncoderSettings
     /// Where the job came from, for messages: `jobs.csv:4`, or the argument.
     public let origin: String
 
-    /// The encoder settings this job runs with: job/batch flag > preset's `encode` > defaults.
+    /// The encoder settings this job runs with, with `threads` unless the batch gave --threads.
     public func encoderSettings(threads: Int) -> EncoderSettings {
-        overrides.resolved(with: preset.encode, threads: threads)
+        var e = settings
+        if overrides.threads == nil { e.threads = threads }
+        return e
     }
 
-    /// Hash of the encoder settings that shape the output (threads excluded: they do not change
-    /// what a rerun must redo... they change x264's bits, but not what the user asked for).
+    /// Hash of every encoder setting that shapes the output (`EncoderSettings.digestText`; threads
+    /// excluded: they change x264's bits, but not what the user asked for). Settings at their
+    /// defaults leave the text as it was before they existed, so older state files still match.
     public var settingsDigest: String {
-        let e = encoderSettings(threads: 0)
-        let text = "crf=\(e.crf) preset=\(e.preset) tune=\(e.tune ?? "-") bitrate=\(e.bitrate.map(String.init) ?? "-") keyint=\(e.keyint.map(String.init) ?? "-") profile=\(e.profile ?? "-")"
-        return "fnv1a64:" + FNV1a64.hex(FNV1a64.hash(text))
+        "fnv1a64:" + FNV1a64.hex(FNV1a64.hash(settings.digestText))
     }
 
     /// What the shard assignment hashes: the input path as planned and the preset as asked for.
@@ -96,19 +58,20 @@ public struct BatchRequest: Sendable {
     public static let defaultInclude = ["*.mp4", "*.m4v", "*.mov", "*.mkv", "*.webm", "*.avi", "*.ts", "*.mts", "*.m2ts", "*.mxf", "*.flv", "*.wmv", "*.mpg", "*.mpeg", "*.3gp"]
     public static let defaultTemplate = "{stem}.mp4"
     public static let templateFields = ["name", "stem", "ext", "preset"]
-    static let outputExtensions = ["mp4", "m4v", "mov", "mkv"]
+    static let outputExtensions = ["mp4", "m4v", "mov", "mkv", "webm"]
 }
 
 /// Every job of a batch, in a stable order, checked before anything runs.
 public struct BatchPlan: Sendable {
     public let jobs: [BatchJob]
-    /// Hash of every job's index, input, output and preset: shard reports of one plan share it.
+    /// Hash of every job's index, input, output, preset and encoder settings: shard reports of one
+    /// plan share it.
     public let digest: String
 
     public init(jobs: [BatchJob]) {
         self.jobs = jobs
         var h = FNV1a64()
-        for j in jobs { h.update("\(j.index)\u{0}\(j.input)\u{0}\(j.output)\u{0}\(j.presetSpec)\u{0}\(j.presetDigest)\n") }
+        for j in jobs { h.update("\(j.index)\u{0}\(j.input)\u{0}\(j.output)\u{0}\(j.presetSpec)\u{0}\(j.presetDigest)\u{0}\(j.settingsDigest)\n") }
         digest = "fnv1a64:" + FNV1a64.hex(h.value)
     }
 
@@ -136,7 +99,8 @@ public enum BatchPlanner {
             return (p, digest)
         }
 
-        struct Draft { let input: String; let relativeDir: String; let output: String?; let presetSpec: String; let overrides: EncodeOverrides; let origin: String }
+        /// `row`: a manifest row's settings (empty for files and folders), above the batch's flags.
+        struct Draft { let input: String; let relativeDir: String; let output: String?; let presetSpec: String; let row: EncodeOverrides; let origin: String }
         var drafts: [Draft] = []
         let outDirAbsolute = request.outDir.map(absolutePath)
 
@@ -145,10 +109,10 @@ public enum BatchPlanner {
                 let files = walk(argument, recursive: request.recursive, include: request.include, skip: outDirAbsolute)
                 for rel in files {
                     drafts.append(Draft(input: joinPath(argument, rel), relativeDir: splitPath(rel).base == rel ? "" : splitPath(rel).dir,
-                                        output: nil, presetSpec: request.presetSpec, overrides: request.overrides, origin: argument))
+                                        output: nil, presetSpec: request.presetSpec, row: EncodeOverrides(), origin: argument))
                 }
             } else if fileExists(argument) {
-                drafts.append(Draft(input: argument, relativeDir: "", output: nil, presetSpec: request.presetSpec, overrides: request.overrides, origin: argument))
+                drafts.append(Draft(input: argument, relativeDir: "", output: nil, presetSpec: request.presetSpec, row: EncodeOverrides(), origin: argument))
             } else {
                 throw GPUEncodeError(.input, path: argument, "no such file or folder")
             }
@@ -156,7 +120,7 @@ public enum BatchPlanner {
         if let manifest = request.manifest {
             for row in try Manifest.read(manifest) {
                 drafts.append(Draft(input: row.input, relativeDir: row.relativeDir, output: row.output,
-                                    presetSpec: row.preset ?? request.presetSpec, overrides: row.overrides.over(request.overrides),
+                                    presetSpec: row.preset ?? request.presetSpec, row: row.overrides,
                                     origin: row.origin))
             }
         }
@@ -187,10 +151,18 @@ public enum BatchPlanner {
             }
             let ext = pathExtension(output)
             guard BatchRequest.outputExtensions.contains(ext) else {
-                throw GPUEncodeError(.usage, path: output, "output must end in .mp4, .m4v, .mov or .mkv (job for \(d.input) from \(d.origin))")
+                throw GPUEncodeError(.usage, path: output, "output must end in .mp4, .m4v, .mov, .mkv or .webm (job for \(d.input) from \(d.origin))")
+            }
+            // Every job's settings are resolved and checked now (a crf off the codec's scale, params
+            // for another codec, H.264 in .webm), so a batch with a bad row stops before any work.
+            var layers = [EncodeLayer(request.overrides, from: .commandLine), EncodeLayer(p.encode, from: .preset(p.origin))]
+            if !d.row.isEmpty { layers.insert(EncodeLayer(d.row, from: .manifest(d.origin)), at: 0) }
+            let settings = try EncodeOverrides.resolve(layers, output: output)
+            do { try checkOutputContainer(path: output, codec: settings.codec) } catch let e as GPUEncodeError {
+                throw GPUEncodeError(.usage, path: output, "\(e.message) (job for \(d.input) from \(d.origin))")
             }
             let job = BatchJob(index: jobs.count, input: d.input, output: output, presetSpec: d.presetSpec, preset: p,
-                               presetDigest: digest, overrides: d.overrides, origin: d.origin)
+                               presetDigest: digest, overrides: d.row.over(request.overrides), settings: settings, origin: d.origin)
             let key = absolutePath(output)
             if let other = writers[key] {
                 throw GPUEncodeError(.usage, path: output, "written by two jobs: \(other.input) (\(other.origin)) and \(d.input) (\(d.origin)); change --name (e.g. {stem}-{preset}.mp4) or the manifest")
@@ -285,10 +257,21 @@ struct ManifestRow {
 }
 
 /// `--manifest jobs.json` (an array of objects, or `{"jobs": [...]}`) or `jobs.csv` (a header row
-/// naming the columns). Fields: input (required), output, preset, crf, x264Preset (CSV also
-/// x264_preset), tune, bitrate, keyint, profile. Relative paths are relative to the manifest's folder.
+/// naming the columns). Fields: input (required), output, preset, and every encode setting a
+/// manifest takes (`EncodeSetting.manifestKeys`: codec, speed, crf, ...; also in snake_case or
+/// kebab-case, and x264Preset for speed). Metadata is `metadata.KEY` columns in CSV, a
+/// `"metadata": {KEY: VALUE}` object in JSON. Relative paths are relative to the manifest's folder.
 enum Manifest {
-    static let fields = ["input", "output", "preset", "crf", "x264Preset", "tune", "bitrate", "keyint", "profile"]
+    static let pathFields = ["input", "output", "preset"]
+    static var fields: [String] { pathFields + EncodeSetting.manifestKeys }
+    static let metadataPrefix = "metadata."
+
+    /// The field a column or member names (a setting's key in any spelling), or nil.
+    static func field(_ name: String) -> String? {
+        if pathFields.contains(name) { return name }
+        if name.hasPrefix(metadataPrefix) && name.count > metadataPrefix.count { return name }
+        return EncodeSetting.forColumn(name)?.key
+    }
 
     static func read(_ path: String) throws -> [ManifestRow] {
         let text: String
@@ -303,9 +286,13 @@ enum Manifest {
             let rows: [(line: Int, fields: [String])]
             do { rows = try parseCSV(text) } catch let e as GPUEncodeError { throw GPUEncodeError(.usage, path: path, e.message) }
             guard let header = rows.first else { throw GPUEncodeError(.usage, path: path, "empty manifest (a header row and one row per job)") }
-            let names = header.fields.map { normalizeField($0.trimmingSpaces) }
-            for (i, n) in names.enumerated() where !fields.contains(n) {
-                throw GPUEncodeError(.usage, path: path, "line \(header.line): unknown column \"\(header.fields[i])\"; use \(fields.joined(separator: ", "))")
+            var names: [String] = []
+            for raw in header.fields {
+                guard let n = field(raw.trimmingSpaces) else {
+                    throw GPUEncodeError(.usage, path: path, "line \(header.line): unknown column \"\(raw)\"; use \(fields.joined(separator: ", ")) or metadata.KEY")
+                }
+                if names.contains(n) { throw GPUEncodeError(.usage, path: path, "line \(header.line): column \"\(raw)\" given twice") }
+                names.append(n)
             }
             guard names.contains("input") else { throw GPUEncodeError(.usage, path: path, "line \(header.line): no \"input\" column") }
             for row in rows.dropFirst() {
@@ -333,15 +320,29 @@ enum Manifest {
                 }
                 var values: [String: String] = [:]
                 for m in members {
-                    let key = normalizeField(m.key)
-                    guard fields.contains(key) else {
+                    guard let key = field(m.key) else {
                         throw GPUEncodeError(.usage, path: path, "\(m.value.line):\(m.value.column): jobs[\(i)].\(m.key) is not a job field; use \(fields.joined(separator: ", "))")
                     }
+                    let at = "\(m.value.line):\(m.value.column): jobs[\(i)].\(m.key)"
                     switch m.value.kind {
                     case .string(let s): values[key] = s
                     case .number(let n): values[key] = JSONWriter.number(n)
+                    case .bool(let b): values[key] = b ? "true" : "false"
                     case .null: break
-                    default: throw GPUEncodeError(.usage, path: path, "\(m.value.line):\(m.value.column): jobs[\(i)].\(m.key) must be a string or a number")
+                    case .array(let items) where key == "audioTracks":
+                        // [1, 3] as well as "1,3".
+                        values[key] = try items.map { item -> String in
+                            guard case .number(let n) = item.kind else { throw GPUEncodeError(.usage, path: path, "\(at) must list numbers") }
+                            return JSONWriter.number(n)
+                        }.joined(separator: ",")
+                    case .object(let entries) where key == "metadata":
+                        for e in entries {
+                            guard case .string(let v) = e.value.kind else {
+                                throw GPUEncodeError(.usage, path: path, "\(e.value.line):\(e.value.column): jobs[\(i)].metadata.\(e.key) must be a string")
+                            }
+                            values[metadataPrefix + e.key] = v
+                        }
+                    default: throw GPUEncodeError(.usage, path: path, "\(at) must be a string or a number")
                     }
                 }
                 records.append((origin, values))
@@ -353,36 +354,22 @@ enum Manifest {
             let v = r.values
             guard let input = v["input"], !input.isEmpty else { throw GPUEncodeError(.usage, path: r.origin, "no input") }
             var o = EncodeOverrides()
-            // Each column by the same rule as its command-line option (EncodeSettingRules).
-            func check(_ column: String, _ problem: String?) throws {
-                if let problem { throw GPUEncodeError(.usage, path: r.origin, "\(column): \(problem)") }
+            // Each column by its setting's rule, the one its command-line flag has (EncodeSetting).
+            for (name, text) in v.sorted(by: { $0.key < $1.key }) where !pathFields.contains(name) {
+                if name.hasPrefix(metadataPrefix) {
+                    let key = String(name.dropFirst(metadataPrefix.count))
+                    if let problem = EncodeSetting.named("metadata")!.apply(key + "=" + text, at: .manifest, to: &o) {
+                        throw GPUEncodeError(.usage, path: r.origin, "\(name): \(problem)")
+                    }
+                } else if let setting = EncodeSetting.named(name), let problem = setting.apply(text, at: .manifest, to: &o) {
+                    throw GPUEncodeError(.usage, path: r.origin, "\(name): \(problem)")
+                }
             }
-            if let s = v["crf"] {
-                guard let c = Double(s), c.isFinite else { throw GPUEncodeError(.usage, path: r.origin, "crf: \(s) is not a number") }
-                try check("crf", EncodeSettingRules.crf(c))
-                o.crf = c
-            }
-            if let s = v["x264Preset"] { try check("x264Preset", EncodeSettingRules.x264Preset(s)); o.x264Preset = s }
-            if let s = v["tune"] { try check("tune", EncodeSettingRules.tune(s)); o.tune = s }
-            if let s = v["bitrate"] { try check("bitrate", EncodeSettingRules.bitrate(s)); o.bitrate = parseRate(s) }
-            if let s = v["keyint"] {
-                guard let k = Double(s) else { throw GPUEncodeError(.usage, path: r.origin, "keyint: \(s) is not a number") }
-                try check("keyint", EncodeSettingRules.keyint(k))
-                o.keyint = Int(wholeNumber: k)
-            }
-            if let s = v["profile"] { try check("profile", EncodeSettingRules.profile(s)); o.profile = s }
             let inputPath = input.hasPrefix("/") ? input : joinPath(base, input)
             let written = splitPath(input)
             let relDir = input.hasPrefix("/") || input.split(separator: "/").contains("..") || written.base == input ? "" : normalizePath(written.dir)
             let output = v["output"].map { $0.hasPrefix("/") ? $0 : joinPath(base, $0) }
             return ManifestRow(input: inputPath, relativeDir: relDir == "." ? "" : relDir, output: output, preset: v["preset"], overrides: o, origin: r.origin)
-        }
-    }
-
-    static func normalizeField(_ name: String) -> String {
-        switch name {
-        case "x264_preset", "x264-preset": return "x264Preset"
-        default: return name
         }
     }
 }

@@ -14,6 +14,8 @@ public struct BatchRunOptions: Sendable {
     /// x264 (and decoder) threads per job; 0 means cores / jobs.
     public var threadsPerJob = 0
     public var gpu: GPUSelection = .auto
+    /// Video decoding of every job (`--hwaccel`).
+    public var hwaccel: HardwareAcceleration = .none
     public var renderPath: RenderPath = .direct
     public var resume = ResumePolicy()
     public var failFast = false
@@ -157,6 +159,7 @@ public final class BatchRunner: @unchecked Sendable {
             o.encoder = job.encoderSettings(threads: threads)
             o.decoderThreads = threads
             o.gpu = options.gpu
+            o.hwaccel = options.hwaccel
             o.renderPath = options.renderPath
             let log = options.log
             let input = job.input

@@ -1,10 +1,16 @@
 import CFFmpeg
 import CShim
+import Glibc
 
 let AVERROR_EOF_VALUE = gpuencode_averror_eof()
 let AVERROR_EAGAIN_VALUE = gpuencode_averror_eagain()
 let AV_NOPTS = gpuencode_nopts_value()
 let AV_TIME_BASE_Q_VALUE = AVRational(num: 1, den: AV_TIME_BASE)
+let AVERROR_INVALIDDATA_VALUE: Int32 = {
+    // FFERRTAG('I','N','D','A'), negated.
+    let tag = Int32(UInt8(ascii: "I")) | Int32(UInt8(ascii: "N")) << 8 | Int32(UInt8(ascii: "D")) << 16 | Int32(UInt8(ascii: "A")) << 24
+    return -tag
+}()
 
 func averrorString(_ code: Int32) -> String {
     var buffer = [CChar](repeating: 0, count: 256)
@@ -28,14 +34,9 @@ public enum MediaLog {
     public static func setLevel(verbose: Bool) {
         // FFmpeg's own lines would break the one-line error rule; -v shows its warnings.
         gpuencode_set_log_level(verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
+        // SVT-AV1 prints to stderr itself, at the level SVT_LOG names (read when an encoder is
+        // made): warnings with -v, nothing otherwise. A value the user set is kept. Called before
+        // any other thread starts, as setenv must be.
+        setenv("SVT_LOG", verbose ? "2" : "0", 0)
     }
-}
-
-/// The planes of a planar or semi-planar frame (3 for yuv420p, 2 for NV12).
-func framePlanes(_ frame: UnsafeMutablePointer<AVFrame>) -> [Plane] {
-    let f = frame.pointee
-    let count = Int(av_pix_fmt_count_planes(AVPixelFormat(rawValue: f.format)))
-    let data = [f.data.0, f.data.1, f.data.2]
-    let strides = [f.linesize.0, f.linesize.1, f.linesize.2]
-    return (0..<min(count, 3)).map { Plane(data: data[$0]!, stride: Int(strides[$0])) }
 }

@@ -82,10 +82,10 @@ public enum ImageIO {
         // Also for headers headerSize does not find (the decoder checks against this).
         ctx.pointee.max_pixels = Int64(maxDimension * maxDimension)
         try check(avcodec_open2(ctx, codec, nil), .input, path: name, "opening the image decoder")
-        guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        var f: UnsafeMutablePointer<AVFrame>? = frame
-        defer { av_packet_free(&p); av_frame_free(&f) }
+        let input = Packet(), decoded = Frame()
+        // The objects own what the pointers below point at: they must live to the end.
+        defer { withExtendedLifetime((input, decoded)) {} }
+        let packet = input.pointer, frame = decoded.pointer
         try check(av_new_packet(packet, Int32(bytes.count)), .internal, path: name, "packet allocation")
         bytes.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
         try check(avcodec_send_packet(ctx, packet), .inputDecode, path: name, "decoding the image")
@@ -142,10 +142,9 @@ public enum ImageIO {
             ctx.pointee.global_quality = 2 * FF_QP2LAMBDA
         }
         try check(avcodec_open2(ctx, codec, nil), .outputCreate, path: path, "opening the image encoder")
-        guard let frame = av_frame_alloc(), let packet = av_packet_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
-        var f: UnsafeMutablePointer<AVFrame>? = frame
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        defer { av_frame_free(&f); av_packet_free(&p) }
+        let picture = Frame(), encoded = Packet()
+        defer { withExtendedLifetime((picture, encoded)) {} }
+        let frame = picture.pointer, packet = encoded.pointer
         frame.pointee.width = Int32(image.width)
         frame.pointee.height = Int32(image.height)
         frame.pointee.format = format.rawValue

@@ -5,7 +5,7 @@ import Glibc
 /// whose nodes carry ids and whose branches restart from an earlier node (see docs/presets.md).
 public struct Preset: Sendable {
     /// The newest format version this build reads and writes; older ones are upgraded on load.
-    public static let currentVersion = 1
+    public static let currentVersion = 2
     public static let oldestVersion = 0
 
     public let name: String
@@ -167,31 +167,6 @@ public struct PresetDiagnostic: Error, Sendable, CustomStringConvertible {
     public var error: GPUEncodeError { GPUEncodeError(.preset, path: file, located) }
 }
 
-/// `"encode"`: default x264 settings; a flag given on the command line wins over these, and these
-/// win over the built-in defaults (crf 23, preset medium).
-public struct PresetEncodeSettings: Sendable, Equatable {
-    public var crf: Double?
-    public var x264Preset: String?
-    public var tune: String?
-    public var keyint: Int?
-
-    public init(crf: Double? = nil, x264Preset: String? = nil, tune: String? = nil, keyint: Int? = nil) {
-        self.crf = crf
-        self.x264Preset = x264Preset
-        self.tune = tune
-        self.keyint = keyint
-    }
-
-    public var isEmpty: Bool { self == PresetEncodeSettings() }
-
-    /// `self` with `other`'s settings where it has them.
-    public func overridden(by other: PresetEncodeSettings) -> PresetEncodeSettings {
-        PresetEncodeSettings(crf: other.crf ?? crf, x264Preset: other.x264Preset ?? x264Preset,
-                             tune: other.tune ?? tune, keyint: other.keyint ?? keyint)
-    }
-
-    public static let keys = ["crf", "x264Preset", "tune", "keyint"]
-}
 
 
 /// CSS-style colours: `#rgb`, `#rrggbb`, `#rrggbbaa`, `rgb(r, g, b)`, `rgba(r, g, b, a)` (r, g, b

@@ -13,9 +13,12 @@
 /// generators: `GPUImage<Name>Generator`), and GPUImage's property names become ours where they differ
 /// (`colorMatrix` → `matrix`, `blurRadiusInPixels` → `sigma`/`radius`, `vignetteStart` → `start`, ...);
 /// see `renamedParameters`.
+///
+/// 1 → 2 (HEVC and AV1): `"encode": {"x264Preset": NAME}` becomes `"speed": NAME`, the codec-neutral
+/// name of the same scale (`--speed`, formerly `--x264-preset`).
 public enum PresetMigration {
     /// `steps[n]` turns version n into version n + 1.
-    static let steps: [@Sendable (JSONValue) -> JSONValue] = [{ upgrade0to1($0) }]
+    static let steps: [@Sendable (JSONValue) -> JSONValue] = [{ upgrade0to1($0) }, { upgrade1to2($0) }]
 
     /// `root` (a preset object of `version`) upgraded to `Preset.currentVersion`.
     public static func upgrade(_ root: JSONValue, from version: Int) -> JSONValue {
@@ -118,5 +121,26 @@ public enum PresetMigration {
             if members[i].key == "with" { members[i].value = filter0to1(members[i].value) }
         }
         return JSONValue(.object(members), line: value.line, column: value.column)
+    }
+
+    // MARK: - 1 → 2
+
+    /// Version 2 and `encode.x264Preset` renamed `speed` (unless the file has both: then the
+    /// leftover x264Preset is reported as unknown rather than silently dropped).
+    static func upgrade1to2(_ root: JSONValue) -> JSONValue {
+        guard case .object(var members) = root.kind else { return root }
+        for i in members.indices {
+            switch members[i].key {
+            case "version":
+                members[i].value = JSONValue(.number(2), line: members[i].value.line, column: members[i].value.column)
+            case "encode":
+                let value = members[i].value
+                guard case .object(var settings) = value.kind, !settings.contains(where: { $0.key == "speed" }) else { break }
+                for j in settings.indices where settings[j].key == "x264Preset" { settings[j].key = "speed" }
+                members[i].value = JSONValue(.object(settings), line: value.line, column: value.column)
+            default: break
+            }
+        }
+        return JSONValue(.object(members), line: root.line, column: root.column)
     }
 }

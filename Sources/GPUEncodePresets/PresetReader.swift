@@ -161,7 +161,9 @@ final class PresetReader {
                 return items.enumerated().compactMap { i, item in attempt { try string(item, "tags[\(i)]") } }
             }
         }
-        var encode = root["encode"].flatMap { v in attempt { try encodeSettings(v) } } ?? PresetEncodeSettings()
+        // An older file's x264Preset is read as speed (PresetMigration); errors name it as written.
+        let written = version < 2 && original["encode"]?["x264Preset"] != nil && original["encode"]?["speed"] == nil ? ["speed": "x264Preset"] : [:]
+        var encode = root["encode"].flatMap { v in attempt { try encodeSettings(v, written: written) } } ?? PresetEncodeSettings()
 
         var parent: (preset: Preset, origin: String)? = nil
         if let ext = root["extends"] {
@@ -217,31 +219,50 @@ final class PresetReader {
                       shaderDefinitions: chain.shaders)
     }
 
-    static let encodeMembers = PresetEncodeSettings.keys
+    static var encodeMembers: [String] { EncodeSetting.presetKeys }
 
-    func encodeSettings(_ value: JSONValue) throws -> PresetEncodeSettings {
+    /// `"encode"`: each member by its setting's rule (EncodeSetting.all, the command line's), its
+    /// JSON type from the setting's kind. What depends on the codec (crf scale, tune, profile) is
+    /// checked against the codec the preset names; without one, against every codec's, and again
+    /// when a run knows its codec.
+    func encodeSettings(_ value: JSONValue, written: [String: String] = [:]) throws -> PresetEncodeSettings {
         var s = PresetEncodeSettings()
+        var located: [String: JSONValue] = [:]
         for (key, v) in try members(value, "encode") {
-            let p = "encode.\(key)"
+            let p = "encode.\(written[key] ?? key)"
             _ = attempt { () throws -> Void in
-                switch key {
-                case "crf":
-                    let n = try number(v, p)
-                    if let problem = EncodeSettingRules.crf(n) { throw fail(v, p, problem) }
-                    s.crf = n
-                case "x264Preset", "tune":
-                    let word = try string(v, p)
-                    let words = key == "tune" ? EncoderSettings.x264Tunes : EncoderSettings.x264Presets
-                    guard words.contains(word) else { throw fail(v, p, "\"\(word)\" is not one of \(words.joined(separator: ", "))\(hint(word, words))") }
-                    if key == "tune" { s.tune = word } else { s.x264Preset = word }
-                case "keyint":
-                    let n = try number(v, p)
-                    if let problem = EncodeSettingRules.keyint(n) { throw fail(v, p, problem) }
-                    s.keyint = Int(wholeNumber: n)
-                default:
+                if let renamed = EncodeSetting.all.first(where: { $0.legacyKeys.contains(key) }) {
+                    throw fail(v, p, "\(key) is called \"\(renamed.key)\" since preset version 2 (`gpuencode presets upgrade` rewrites older files)")
+                }
+                guard let setting = EncodeSetting.named(key), setting.places.contains(.preset) else {
                     throw fail(v, p, "unknown encoder setting\(hint(key, Self.encodeMembers)); \"encode\" takes \(Self.encodeMembers.joined(separator: ", "))")
                 }
+                let text: String
+                switch (setting.kind, v.kind) {
+                case (.number, .number(let n)), (.integer, .number(let n)), (.rate, .number(let n)): text = JSONWriter.number(n)
+                case (.word, .string(let w)), (.text, .string(let w)), (.rate, .string(let w)): text = w
+                case (.flag, .bool(let b)): text = b ? "true" : "false"
+                default:
+                    let wanted: String
+                    switch setting.kind {
+                    case .number, .integer: wanted = "a number"
+                    case .flag: wanted = "true or false"
+                    case .rate: wanted = "a rate such as \"4M\" or a number of bits per second"
+                    default: wanted = "a string"
+                    }
+                    throw fail(v, p, "expected \(wanted), found \(v.typeName)")
+                }
+                if let problem = setting.apply(text, at: .preset, to: &s) {
+                    var words: [String] = []
+                    if case .word(let list) = setting.kind { words = list }
+                    throw fail(v, p, problem + (words.isEmpty ? "" : hint(text, words)))
+                }
+                located[key] = v
             }
+        }
+        if let codec = s.codec,
+           let (key, problem) = EncoderSettings.codecProblem(crf: s.crf, tune: s.tune, profile: s.profile, codec: codec) {
+            errors.append(fail(located[key] ?? value, "encode.\(written[key] ?? key)", problem))
         }
         return s
     }

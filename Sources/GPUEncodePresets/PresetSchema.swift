@@ -60,16 +60,9 @@ public enum PresetSchema {
                 ("additionalProperties", .bool(false)),
             ])),
             ("encode", .object([
-                ("description", .string("Default x264 settings; command-line flags override them.")),
+                ("description", .string("Default encoder settings (the command line's names); a flag given on the command line wins.")),
                 ("type", .string("object")),
-                ("properties", .object([
-                    ("crf", .object([("type", .string("number")), ("minimum", .number(EncodeSettingRules.crfRange.lowerBound)),
-                                     ("maximum", .number(EncodeSettingRules.crfRange.upperBound))])),
-                    ("x264Preset", .object([("enum", .strings(EncoderSettings.x264Presets))])),
-                    ("tune", .object([("enum", .strings(EncoderSettings.x264Tunes))])),
-                    ("keyint", .object([("type", .string("integer")), ("minimum", .number(Double(EncoderSettings.keyintRange.lowerBound))),
-                                        ("maximum", .number(Double(EncoderSettings.keyintRange.upperBound)))])),
-                ])),
+                ("properties", .object(EncodeSetting.all.filter { $0.places.contains(.preset) }.map { ($0.key, $0.schema) })),
                 ("additionalProperties", .bool(false)),
             ])),
         ]

@@ -1,4 +1,4 @@
-/// A loaded preset written back as JSON (`gpuencode presets show`): version 1, the chain form,
+/// A loaded preset written back as JSON (`gpuencode presets show`): the current version, the chain form,
 /// with `extends` applied, every parameter given (defaults filled in) and a graph compiled into its
 /// chain (nodes keep their names as ids; `{"node": NAME}` steps bring back an earlier node's
 /// picture). Loading the result gives the same filters.
@@ -10,11 +10,7 @@ public enum PresetWriter {
         if !preset.tags.isEmpty { members.append(("tags", .strings(preset.tags))) }
         let e = preset.encode
         if !e.isEmpty {
-            var enc: [(String, JSONValue)] = []
-            if let crf = e.crf { enc.append(("crf", .number(crf))) }
-            if let p = e.x264Preset { enc.append(("x264Preset", .string(p))) }
-            if let t = e.tune { enc.append(("tune", .string(t))) }
-            if let k = e.keyint { enc.append(("keyint", .number(k))) }
+            let enc = EncodeSetting.all.filter { $0.places.contains(.preset) }.compactMap { s in s.jsonValue(of: e).map { (s.key, $0) } }
             members.append(("encode", .object(enc)))
         }
         let filters = preset.filters.enumerated().map { i, f in filter(f, shader: preset.shaderDefinitions[i]) }

@@ -280,3 +280,9 @@ final class FilterBindings {
         }
     }
 }
+
+extension String {
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}

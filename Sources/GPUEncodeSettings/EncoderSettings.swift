@@ -1,50 +1,207 @@
 import CFFmpeg
 
-/// Which H.264 encoder writes the video (`--encoder`).
-public enum EncoderChoice: String, CaseIterable, Sendable {
-    /// h264_nvenc where it opens, else libx264 with a warning.
-    case auto
-    /// x264 on the CPU (the default: reproducible, and what the crf/preset/tune options were made for).
-    case libx264
-    /// h264_nvenc only; fails (exit 69) where there is no NVIDIA driver or no NVENC engine (the H100 has none).
-    case nvenc
+/// The video codec of the output (`--codec`, `-c:v`).
+public enum VideoCodec: String, CaseIterable, Sendable {
+    case h264, hevc, av1
 }
 
-/// Encoder settings, named after ffmpeg's (x264's) options; h264_nvenc gets their nearest equivalents.
+/// What happens to the input's audio (`--audio`, `-an`). gpuencode declares and carries the
+/// setting; the audio stage decides what each policy does with each stream.
+public enum AudioPolicy: String, CaseIterable, Sendable {
+    case auto, copy, aac, opus, none
+}
+
+/// One `--metadata KEY=VALUE`: a container tag to set (an empty value removes the tag, as in ffmpeg).
+public struct MetadataEntry: Sendable, Equatable {
+    public var key: String
+    public var value: String
+
+    public init(key: String, value: String) {
+        self.key = key
+        self.value = value
+    }
+}
+
+/// Which encoder writes the video (`--encoder`), whatever the codec.
+public enum EncoderChoice: String, CaseIterable, Sendable {
+    /// The codec's NVENC encoder where it opens, else the software encoder with a warning.
+    case auto
+    /// The software encoder (libx264, libx265, libsvtav1): the default, reproducible, and what the
+    /// crf/speed/tune options were made for. `libx264` is accepted as its old name.
+    case software
+    /// The codec's NVENC encoder only (h264_nvenc, hevc_nvenc); fails (exit 69) where there is no
+    /// NVIDIA driver or no NVENC engine (the H100 has none), and for AV1 (FFmpeg 5.1 has no av1_nvenc).
+    case nvenc
+
+    /// `--encoder`'s words: the cases, and `libx264` for `software` (its name before HEVC and AV1).
+    public init?(argument: String) {
+        if argument == "libx264" { self = .software } else { self.init(rawValue: argument) }
+    }
+}
+
+extension VideoCodec {
+    /// The software encoder in FFmpeg for this codec.
+    public var softwareEncoder: String {
+        switch self {
+        case .h264: return "libx264"
+        case .hevc: return "libx265"
+        case .av1: return "libsvtav1"
+        }
+    }
+
+    /// NVIDIA's encoder for this codec, as FFmpeg names it (av1_nvenc only exists from FFmpeg 6.0).
+    public var nvencEncoder: String { "\(rawValue)_nvenc" }
+
+    /// How people write it: H.264, HEVC, AV1.
+    public var displayName: String {
+        switch self {
+        case .h264: return "H.264"
+        case .hevc: return "HEVC"
+        case .av1: return "AV1"
+        }
+    }
+
+    var codecID: AVCodecID {
+        switch self {
+        case .h264: return AV_CODEC_ID_H264
+        case .hevc: return AV_CODEC_ID_HEVC
+        case .av1: return AV_CODEC_ID_AV1
+        }
+    }
+
+    /// The crf a run uses when none is given: each encoder's own default (x264 23, x265 28, SVT-AV1 35).
+    public var defaultCRF: Double {
+        switch self {
+        case .h264: return 23
+        case .hevc: return 28
+        case .av1: return 35
+        }
+    }
+
+    /// The crf scale of the codec's encoder. x264: 0 is lossless. x265: 0 is its best quality but
+    /// not lossless (`--x265-params lossless=1` is). SVT-AV1 in FFmpeg 5.1: 1-63, where 0 would mean
+    /// "not set" and it has no lossless mode.
+    public var crfRange: ClosedRange<Double> {
+        switch self {
+        case .h264, .hevc: return 0...51
+        case .av1: return 1...63
+        }
+    }
+
+    /// `--tune` values the encoder takes (SVT-AV1 has none through FFmpeg 5.1).
+    public var tunes: [String] {
+        switch self {
+        case .h264: return EncoderSettings.x264Tunes
+        case .hevc: return EncoderSettings.x265Tunes
+        case .av1: return []
+        }
+    }
+
+    /// `--profile` values for 8-bit 4:2:0 output.
+    public var profiles: [String] {
+        switch self {
+        case .h264: return EncoderSettings.h264Profiles
+        case .hevc, .av1: return ["main"]
+        }
+    }
+
+    /// The setting (preset key, manifest column) carrying this codec's encoder parameters.
+    public var paramsKey: String {
+        switch self {
+        case .h264: return "x264Params"
+        case .hevc: return "x265Params"
+        case .av1: return "svtav1Params"
+        }
+    }
+
+    /// `-c:v` and `--codec` words: the codec names, their encoders' names, and the NVENC encoders'
+    /// names (which also choose `--encoder nvenc`). Returns nil for anything else.
+    public static func parse(_ word: String) -> (codec: VideoCodec, encoder: EncoderChoice?)? {
+        for codec in VideoCodec.allCases {
+            if word == codec.rawValue || word == codec.softwareEncoder { return (codec, nil) }
+            if word == codec.nvencEncoder { return (codec, .nvenc) }
+        }
+        switch word {
+        case "h265", "x265": return (.hevc, nil)
+        case "x264", "avc": return (.h264, nil)
+        default: return nil
+        }
+    }
+}
+
+/// Encoder settings, named after ffmpeg's options; each encoder gets its nearest equivalents (the
+/// `speed` scale is x264's preset names, mapped per encoder: `nativeSpeed`).
 public struct EncoderSettings: Sendable {
-    /// Which encoder: libx264 (default), h264_nvenc, or NVENC with a fall back to libx264.
-    public var encoder: EncoderChoice = .libx264
-    /// Constant rate factor (ffmpeg `-crf`); ignored when `bitrate` is set. 0 is lossless.
-    /// NVENC: constant quality `-rc vbr -cq CRF -b:v 0` (0 is `-tune lossless`, profile high444p).
-    public var crf: Double = 23
-    /// x264 speed preset (ffmpeg `-preset`); NVENC gets p1 (fastest) to p7 (`nvencPreset`).
-    public var preset: String = "medium"
-    /// x264 tune (ffmpeg `-tune`), e.g. film, animation, grain. NVENC has no equivalents (ignored with a warning).
+    /// Which encoder: the codec's software encoder (default), NVENC, or NVENC with a fall back.
+    public var encoder: EncoderChoice = .software
+    /// The output's video codec.
+    public var codec: VideoCodec = .h264
+    /// The speed/compression trade-off on x264's preset scale (ultrafast ... placebo); each encoder
+    /// gets its own equivalent (`nativeSpeed`): x264 and x265 the same name, SVT-AV1 a preset number,
+    /// NVENC p1-p7.
+    public var speed: String = "medium"
+    /// Constant rate factor on the codec's own scale (ffmpeg `-crf`); nil is the codec's default
+    /// (`VideoCodec.defaultCRF`). Ignored when `bitrate` is set. NVENC: constant quality
+    /// `-rc vbr -cq CRF -b:v 0` (0 is `-tune lossless`).
+    public var crf: Double?
+    /// `--x264-params`, `--x265-params` or `--svtav1-params` text (key=value:key=value), already
+    /// checked to be the one for `codec`.
+    public var videoParams: String?
+    /// Encoder tune (ffmpeg `-tune`): x264's or x265's names. NVENC has no equivalents (ignored with a warning).
     public var tune: String?
     /// Average bitrate in bits per second (ffmpeg `-b:v`), instead of crf (NVENC: `-rc vbr -b:v`).
     public var bitrate: Int64?
-    /// Maximum GOP length in frames (ffmpeg `-g`); nil leaves the encoder's default (x264: 250).
+    /// Maximum GOP length in frames (ffmpeg `-g`); nil leaves the encoder's default (x264/x265: 250).
     public var keyint: Int?
-    /// Encoder threads (ffmpeg `-threads`); 0 lets x264 choose.
+    /// Encoder threads (ffmpeg `-threads`; x265 `pools`, SVT-AV1 `lp`); 0 lets the encoder choose.
     public var threads: Int = 0
-    /// H.264 profile (ffmpeg `-profile:v`); nil means High, or High 4:4:4 Predictive when lossless.
+    /// Profile (ffmpeg `-profile:v`); nil means High for H.264 (High 4:4:4 Predictive when
+    /// lossless), Main for HEVC and AV1.
     public var profile: String?
+    /// What happens to audio streams (`--audio`, `-an` is `.none`).
+    public var audio: AudioPolicy = .auto
+    /// `--audio-tracks 1,3`: 1-based positions among the input's audio streams, in this order; nil is all.
+    public var audioTracks: [Int]?
+    /// `--audio-bitrate`, bits per second, for re-encoded audio; nil is the audio encoder's default.
+    public var audioBitrate: Int64?
+    /// `--strip-metadata`: no container or stream tags from the input.
+    public var stripMetadata = false
+    /// `--no-location`: drop location tags (GPS) from the input's metadata.
+    public var dropLocation = false
+    /// `--metadata KEY=VALUE`, in the order given (a later entry for the same key wins).
+    public var metadata: [MetadataEntry] = []
 
     public init() {}
+
+    /// The crf this run encodes with: the given one or the codec's default.
+    public var effectiveCRF: Double { crf ?? codec.defaultCRF }
 
     /// What `keyint` may be (also a preset's "encode.keyint"): FFmpeg's gop_size is an Int32, and
     /// converting a larger Int to it traps the whole process (a batch with it).
     public static let keyintRange = 1...100_000
     /// What `threads` may be; x264 clamps to 128 itself, the bound is for the Int32 it goes through.
     public static let threadsRange = 0...1024
+    /// What `audioBitrate` may be: 8 kb/s (speech at its thinnest) to 2 Mb/s (eight channels at 256k).
+    public static let audioBitrateRange: ClosedRange<Int64> = 8_000...2_000_000
 
-    public static let x264Presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+    /// The speed scale: x264's preset names, fastest first.
+    public static let speeds = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+    /// The old name of `speeds` (the scale is x264's).
+    public static var x264Presets: [String] { speeds }
     /// The H.264 profiles libx264 accepts (x264_param_apply_profile); any other name used to fail
     /// only when the encoder opened (exit 74), so the options are checked against this list upfront.
     public static let h264Profiles = ["baseline", "main", "high", "high10", "high422", "high444"]
     public static let x264Tunes = ["film", "animation", "grain", "stillimage", "psnr", "ssim", "fastdecode", "zerolatency"]
+    public static let x265Tunes = ["psnr", "ssim", "grain", "zerolatency", "fastdecode", "animation"]
 
-    /// The NVENC preset (p1 fastest … p7 slowest, p4 its default) nearest an x264 preset (medium → p4).
+    /// SVT-AV1 preset numbers on the speed scale (0 slowest ... 13 fastest; SVT-AV1's own default,
+    /// 10, is `faster`). Monotonic, with medium at 8.
+    public static let svtav1Presets: [String: Int] = [
+        "ultrafast": 13, "superfast": 12, "veryfast": 11, "faster": 10, "fast": 9,
+        "medium": 8, "slow": 6, "slower": 4, "veryslow": 2, "placebo": 0,
+    ]
+
+    /// The NVENC preset (p1 fastest … p7 slowest, p4 its default) nearest a speed (medium → p4).
     public static func nvencPreset(forX264 preset: String) -> String {
         switch preset {
         case "ultrafast", "superfast": return "p1"
@@ -55,6 +212,62 @@ public struct EncoderSettings: Sendable {
         case "veryslow", "placebo": return "p7"
         default: return "p4"
         }
+    }
+
+    /// The encoder's own name for `speed`: x264/x265 the same preset name, SVT-AV1 a preset
+    /// number, NVENC p1-p7.
+    public static func nativeSpeed(_ speed: String, codec: VideoCodec, nvenc: Bool) -> String {
+        if nvenc { return nvencPreset(forX264: speed) }
+        switch codec {
+        case .h264, .hevc: return speed
+        case .av1: return String(svtav1Presets[speed] ?? 8)
+        }
+    }
+
+    /// What is wrong with these settings for `codec` (crf outside its scale, a tune or profile it
+    /// does not take), as (setting key, problem); nil when nothing is. Params given for another
+    /// codec are found when the settings are resolved (`EncodeOverrides.resolve`).
+    public static func codecProblem(crf: Double?, tune: String?, profile: String?, codec: VideoCodec) -> (key: String, problem: String)? {
+        if let crf, !codec.crfRange.contains(crf) {
+            let lo = formatNumber(codec.crfRange.lowerBound), hi = formatNumber(codec.crfRange.upperBound)
+            let why = codec == .av1 && crf == 0 ? " (SVT-AV1 has no lossless mode in FFmpeg 5.1; 1 is its best quality)" : ""
+            return ("crf", "\(formatNumber(crf)) is out of range \(lo)...\(hi) for \(codec.rawValue)\(why)")
+        }
+        if let crf, codec == .av1, crf != crf.rounded() {
+            return ("crf", "\(formatNumber(crf)) is not a whole number; SVT-AV1's crf (av1) counts in whole steps from 1 to 63")
+        }
+        if let tune, !codec.tunes.contains(tune) {
+            if codec.tunes.isEmpty { return ("tune", "\(codec.softwareEncoder) (\(codec.rawValue)) takes no tune; leave \"\(tune)\" out") }
+            return ("tune", "\"\(tune)\" is not a \(codec.softwareEncoder) tune (\(codec.rawValue) takes \(codec.tunes.joined(separator: ", ")))")
+        }
+        if let profile, !codec.profiles.contains(profile) {
+            return ("profile", "\"\(profile)\" is not a \(codec.rawValue) profile (8-bit \(codec.rawValue) takes \(codec.profiles.joined(separator: ", ")))")
+        }
+        return nil
+    }
+
+    /// The encoder settings as `name=value` fields for the batch's settings digest: the six of
+    /// the first format as they were always written (so state files from before keep matching
+    /// when nothing else is set), then every other setting that is not at its default.
+    /// Threads are left out: they do not change what the user asked for.
+    public var digestText: String {
+        var text = "crf=\(effectiveCRF) preset=\(speed) tune=\(tune ?? "-") bitrate=\(bitrate.map(String.init) ?? "-") keyint=\(keyint.map(String.init) ?? "-") profile=\(profile ?? "-")"
+        let d = EncoderSettings()
+        var extra: [(String, String)] = []
+        if codec != d.codec { extra.append(("codec", codec.rawValue)) }
+        if encoder != d.encoder { extra.append(("encoder", encoder.rawValue)) }
+        if let p = videoParams { extra.append(("params", p)) }
+        if audio != d.audio { extra.append(("audio", audio.rawValue)) }
+        if let t = audioTracks { extra.append(("audioTracks", t.map(String.init).joined(separator: ","))) }
+        if let b = audioBitrate { extra.append(("audioBitrate", String(b))) }
+        if stripMetadata { extra.append(("stripMetadata", "true")) }
+        if dropLocation { extra.append(("noLocation", "true")) }
+        if !metadata.isEmpty {
+            // Length-prefixed, so no key or value can be made to look like another split.
+            extra.append(("metadata", metadata.map { "\($0.key.utf8.count):\($0.key)=\($0.value.utf8.count):\($0.value)" }.joined(separator: ";")))
+        }
+        for (k, v) in extra { text += " \(k)=\(v.utf8.count):\(v)" }
+        return text
     }
 }
 
@@ -71,115 +284,6 @@ struct EncoderStream {
     var colorSpace: AVColorSpace
     var colorRange: AVColorRange
     var globalHeader: Bool
-}
-
-extension EncoderSettings {
-    /// Opens the encoder `encoder` asks for. With `.auto`, an h264_nvenc that will not open (no
-    /// driver, no NVENC engine) gives a warning and libx264; with `.nvenc` it is an error (exit 69).
-    /// Returns the opened context and a description for `-v`.
-    func open(_ stream: EncoderStream, output: String,
-              log: @Sendable (LogLevel, String) -> Void) throws -> (UnsafeMutablePointer<AVCodecContext>, String) {
-        if encoder != .libx264 {
-            do {
-                let opened = try openNVENC(stream, output: output)
-                if let tune { log(.warning, "\(output): tune \(tune) is an x264 setting; h264_nvenc ignores it") }
-                return opened
-            } catch let error as GPUEncodeError where encoder == .auto && error.exitCode == 69 {
-                // No NVENC here (69 is .gpu): say so once, then the CPU encoder.
-                log(.warning, "\(error.message); encoding with libx264 instead")
-            }
-        }
-        return try openX264(stream, output: output)
-    }
-
-    private func allocate(_ name: String, _ stream: EncoderStream, output: String) throws
-        -> (UnsafePointer<AVCodec>, UnsafeMutablePointer<AVCodecContext>)? {
-        guard let codec = avcodec_find_encoder_by_name(name) else { return nil }
-        guard let enc = avcodec_alloc_context3(codec) else { throw GPUEncodeError(.internal, "out of memory") }
-        enc.pointee.width = stream.width
-        enc.pointee.height = stream.height
-        enc.pointee.pix_fmt = stream.pixelFormat
-        enc.pointee.time_base = stream.timeBase
-        if let rate = stream.frameRate { enc.pointee.framerate = rate }
-        if let sar = stream.sampleAspectRatio { enc.pointee.sample_aspect_ratio = sar }
-        enc.pointee.color_primaries = stream.colorPrimaries
-        enc.pointee.color_trc = stream.colorTransfer
-        enc.pointee.colorspace = stream.colorSpace
-        enc.pointee.color_range = stream.colorRange
-        if let g = keyint { enc.pointee.gop_size = Int32(clamping: g) }
-        if stream.globalHeader { enc.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
-        return (codec, enc)
-    }
-
-    private func openX264(_ stream: EncoderStream, output: String) throws -> (UnsafeMutablePointer<AVCodecContext>, String) {
-        guard case let (codec, enc)? = try allocate("libx264", stream, output: output) else {
-            throw GPUEncodeError(.encode, path: output, "this FFmpeg has no libx264 encoder")
-        }
-        enc.pointee.thread_count = Int32(clamping: threads)
-        var options: OpaquePointer?
-        defer { av_dict_free(&options) }
-        av_dict_set(&options, "preset", preset, 0)
-        if let tune { av_dict_set(&options, "tune", tune, 0) }
-        let lossless: Bool
-        let rate: String
-        if let bitrate {
-            enc.pointee.bit_rate = bitrate
-            lossless = false
-            rate = "\(bitrate) b/s"
-        } else {
-            av_dict_set(&options, "crf", String(crf), 0)
-            lossless = crf == 0
-            rate = "crf \(crf)"
-        }
-        // High profile cannot be lossless; x264 picks High 4:4:4 Predictive for crf 0.
-        if let profile = profile ?? (lossless ? nil : "high") { av_dict_set(&options, "profile", profile, 0) }
-        let rc = avcodec_open2(enc, codec, &options)
-        if rc < 0 {
-            var e: UnsafeMutablePointer<AVCodecContext>? = enc
-            avcodec_free_context(&e)
-            try check(rc, .encode, path: output, "cannot open libx264 with these settings")
-        }
-        return (enc, "libx264 (preset \(preset), \(rate))")
-    }
-
-    /// h264_nvenc with x264's settings mapped: crf → constant quality (`-rc vbr -cq`), bitrate →
-    /// `-rc vbr -b:v`, x264 preset → p1…p7. A failure to open is `.gpu` (no engine, no driver).
-    private func openNVENC(_ stream: EncoderStream, output: String) throws -> (UnsafeMutablePointer<AVCodecContext>, String) {
-        guard case let (codec, enc)? = try allocate("h264_nvenc", stream, output: output) else {
-            throw GPUEncodeError(.gpu, path: output, "h264_nvenc is not in this FFmpeg build")
-        }
-        var options: OpaquePointer?
-        defer { av_dict_free(&options) }
-        let nvPreset = EncoderSettings.nvencPreset(forX264: preset)
-        av_dict_set(&options, "preset", nvPreset, 0)
-        av_dict_set(&options, "rc", "vbr", 0)
-        let rate: String
-        if let bitrate {
-            enc.pointee.bit_rate = bitrate
-            av_dict_set(&options, "tune", "hq", 0)
-            rate = "vbr \(bitrate) b/s"
-        } else {
-            // Constant quality: no bitrate target (h264_nvenc's own default is 2 Mb/s).
-            enc.pointee.bit_rate = 0
-            if crf == 0 {
-                av_dict_set(&options, "tune", "lossless", 0)
-                rate = "lossless"
-            } else {
-                av_dict_set(&options, "tune", "hq", 0)
-                av_dict_set(&options, "cq", String(crf), 0)
-                rate = "vbr cq \(crf)"
-            }
-        }
-        // NVENC's lossless H.264 is High 4:4:4 Predictive (qpprime_y_zero_transform_bypass), as x264's.
-        av_dict_set(&options, "profile", profile ?? (crf == 0 && bitrate == nil ? "high444p" : "high"), 0)
-        let rc = avcodec_open2(enc, codec, &options)
-        if rc < 0 {
-            var e: UnsafeMutablePointer<AVCodecContext>? = enc
-            avcodec_free_context(&e)
-            throw GPUEncodeError(.gpu, path: output, "h264_nvenc cannot be opened (FFmpeg: \(averrorString(rc))): it needs an NVIDIA driver and a GPU with an NVENC engine")
-        }
-        return (enc, "h264_nvenc (preset \(nvPreset), \(rate))")
-    }
 }
 
 /// "4M", "2500k", "800000", "1.5M" → bits per second, as ffmpeg's -b:v takes them; nil for anything

@@ -10,7 +10,8 @@ struct BatchCommand: ParsableCommand {
         discussion: """
         INPUTS are files and folders (a folder's files matching --include; --recursive to descend,
         mirroring its subfolders under --out-dir), and/or --manifest jobs.json|jobs.csv with one job
-        per row: input (required), output, preset, crf, x264Preset, tune, bitrate, keyint, profile.
+        per row: input (required), output, preset, and any of \(EncodeSetting.manifestKeys.joined(separator: ", ")) (the flags'
+        values; x264Preset is read as speed), metadata.KEY columns (JSON: "metadata": {KEY: VALUE}).
         A manifest's relative paths are relative to its own folder. Outputs are --out-dir/--name, or
         the manifest's output column. Two jobs writing one file is an error before anything runs.
 
@@ -35,7 +36,7 @@ struct BatchCommand: ParsableCommand {
         A sharded run's default state file is .gpuencode-state.INDEX-of-COUNT.json.
 
         PARALLELISM: --jobs N transcodes at once (default \(BatchRunOptions.defaultJobs()) on this machine's \(onlineCores()) cores: one per
-        4 cores, at least 2), each with its own GL context and cores/N x264 threads (--threads).
+        4 cores, at least 2), each with its own GL context and cores/N encoder threads (--threads).
 
         PROGRESS: on a terminal a line per running job and a total bar with ETA; otherwise JSON lines on
         stderr (events start, progress once a second per job, end, done). --progress none for quiet.
@@ -49,6 +50,8 @@ struct BatchCommand: ParsableCommand {
         EXAMPLES:
           gpuencode batch clips/ --recursive --out-dir out --preset sepia --report report.json --junit report.xml
           gpuencode batch --manifest jobs.csv --jobs 4 --skip-existing
+          gpuencode batch clips/ --out-dir out --codec hevc --speed slow --name '{stem}.mp4'
+          (jobs.csv: input,output,codec,crf / a.mov,a.webm,av1,30 / b.mov,b.mp4,,)
           gpuencode batch clips/ --out-dir out --shard 2/4 --report shard-2.json
           gpuencode report merge shard-*.json -o all.json --junit all.xml
         """
@@ -80,29 +83,10 @@ struct BatchCommand: ParsableCommand {
 
     @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
 
-    @Option(help: ArgumentHelp("x264 CRF, 0-51 (manifest > this > preset > 23).", valueName: "n"))
-    var crf: Double?
-
-    @Option(name: .customLong("x264-preset"), help: ArgumentHelp("x264 speed preset.", valueName: "name"))
-    var x264Preset: String?
-
-    @Option(help: ArgumentHelp("x264 tune.", valueName: "name"))
-    var tune: String?
-
-    @Option(help: ArgumentHelp("Average video bitrate instead of CRF, e.g. 4M.", valueName: "rate"))
-    var bitrate: String?
-
-    @Option(help: ArgumentHelp("Maximum keyframe interval in frames.", valueName: "frames"))
-    var keyint: Int?
-
-    @Option(help: ArgumentHelp("H.264 profile.", valueName: "name"))
-    var profile: String?
+    @OptionGroup(title: "Encoding (manifest column > flag > preset's \"encode\" > default)") var encode: EncodeOptions
 
     @Option(name: [.long, .customShort("j")], help: ArgumentHelp("Jobs at once (default: cores / 4, at least 2).", valueName: "n"))
     var jobs: Int?
-
-    @Option(help: ArgumentHelp("x264 threads per job (default: cores / jobs).", valueName: "n"))
-    var threads: Int?
 
     @Option(help: ArgumentHelp("auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
     var gpu: String?
@@ -148,8 +132,7 @@ struct BatchCommand: ParsableCommand {
 
     func validate() throws {
         if inputs.isEmpty && manifest == nil { throw ValidationError("give input files or folders, or --manifest FILE") }
-        try checkEncodeOptions(crf: crf, x264Preset: x264Preset, tune: tune, profile: profile, bitrate: bitrate, keyint: keyint,
-                               threads: threads, threadsMayBeAuto: false)
+        _ = try encode.overrides(threadsMayBeAuto: false)
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let shardCount, shardCount < 1 { throw ValidationError("--shard-count must be at least 1") }
         if skipExisting && force { throw ValidationError("--skip-existing and --force contradict each other") }
@@ -180,7 +163,8 @@ struct BatchCommand: ParsableCommand {
         request.presetSpec = preset
         request.presetDirectories = presetDirs
         request.allowed = try readAccess.allowed()
-        request.overrides = EncodeOverrides(crf: crf, x264Preset: x264Preset, tune: tune, bitrate: bitrate.flatMap(parseRate), keyint: keyint, profile: profile)
+        let overrides = try encode.overrides(threadsMayBeAuto: false)
+        request.overrides = overrides
 
         // Everything that can be wrong with the command is found before any job starts.
         let plan = try BatchPlanner.plan(request)
@@ -196,7 +180,8 @@ struct BatchCommand: ParsableCommand {
 
         var options = BatchRunOptions()
         if let n = self.jobs { options.jobs = n }
-        options.threadsPerJob = threads ?? 0
+        options.threadsPerJob = overrides.threads ?? 0
+        options.hwaccel = try resolveHWAccel(overrides.hwaccel)
         let selection = try resolveGPU(gpu)
         options.gpu = selection
         options.resume = ResumePolicy(skipExisting: skipExisting, force: force, hash: hash)

@@ -9,24 +9,39 @@ struct GPUEncode: ParsableCommand {
         abstract: "Re-encode a movie through a GPU filter chain, keeping its audio, timing and orientation.",
         discussion: """
         Each video frame is decoded with FFmpeg, filtered on the GPU (OpenGL ES 3, headless EGL) and \
-        re-encoded to H.264 with libx264. Every audio stream is copied untouched; subtitles are \
-        copied where the container can hold them. Each frame keeps its timestamp (variable frame \
-        rate stays variable), rotated phone videos come out upright, and the output is tagged \
-        BT.709. The file appears only when it is complete.
+        re-encoded to H.264 (libx264), HEVC (libx265) or AV1 (libsvtav1). Audio the container's players \
+        play is copied untouched, other audio is re-encoded in sync (--audio); subtitles are copied where \
+        the container can hold them. Each \
+        frame keeps its timestamp (variable frame rate stays variable), rotated phone videos come out \
+        upright, and the output is tagged BT.709. The file appears only when it is complete.
 
         EXAMPLES:
           gpuencode in.mp4 out.m4v --preset sepia
           gpuencode phone.mov upright.mp4          (identity: turn upright, re-encode)
-          gpuencode in.mkv out.mkv --preset ./my-look.json --crf 18 --x264-preset slow
+          gpuencode in.mkv out.mkv --preset ./my-look.json --crf 18 --speed slow
+          gpuencode in.mp4 out.mp4 --codec hevc --crf 26    (HEVC, tagged hvc1)
+          gpuencode in.mp4 out.webm -c:v libsvtav1 --speed fast
           gpuencode in.mp4 out.mp4 --preset grayscale --bitrate 4M -y
           gpuencode in.mp4 cmp.mp4 --preset sepia --compare --split-animate
           gpuencode photo.jpg toned.png --preset toaster          (pictures too)
 
+        CODECS (--codec, or ffmpeg's -c:v with an encoder name):
+          codec  encoder    crf scale (default)           containers
+          h264   libx264    0-51 (23), 0 is lossless      .mp4 .m4v .mov .mkv
+          hevc   libx265    0-51 (28)                     .mp4 .m4v .mov .mkv
+          av1    libsvtav1  1-63 (35), whole numbers      .mp4 .m4v .mkv .webm
+        --speed takes x264's preset names for every codec; x264 and x265 get the name
+        itself, SVT-AV1 and NVENC their nearest preset:
+          speed      SVT-AV1  NVENC
+        \(EncoderSettings.speeds.map { "  \(padded($0, 11))\(padded(String(EncoderSettings.svtav1Presets[$0]!), 9))\(EncoderSettings.nvencPreset(forX264: $0))" }.joined(separator: "\n"))
+        Each encoder's own options pass through --x264-params, --x265-params or --svtav1-params \
+        (key=value:key=value, as in ffmpeg), each only with its codec.
+
         PRESETS: built-in \(Preset.builtinNames.joined(separator: ", ")), user presets (NAME.json in \
         --preset-dir folders or ~/.config/gpuencode/presets; `gpuencode presets` lists them all), or a \
-        JSON file: {"version": 1, "name": "warm", "filters": [{"filter": "sepia", "intensity": 0.5}]} \
-        (docs/presets.md). A preset's "encode" settings (crf, x264Preset, tune, keyint) are used unless \
-        the same option is given on the command line: flag > preset > built-in default.
+        JSON file: {"version": \(Preset.currentVersion), "name": "warm", "filters": [{"filter": "sepia", "intensity": 0.5}]} \
+        (docs/presets.md). A preset's "encode" settings (\(EncodeSetting.presetKeys.joined(separator: ", "))) \
+        are used unless the same option is given on the command line: flag > preset > built-in default.
 
         GPU: --gpu auto (default) uses a hardware EGL device (e.g. NVIDIA) when there is one, else \
         Mesa's software renderer llvmpipe through the surfaceless platform, so it runs on any machine \
@@ -34,9 +49,10 @@ struct GPUEncode: ParsableCommand {
 
         NVIDIA: --hwaccel cuda decodes on NVDEC (frames are downloaded to system
         memory before the filters); --hwaccel auto does so where it can and
-        decodes in software otherwise. --encoder nvenc encodes with h264_nvenc;
-        --encoder auto falls back to libx264 with a warning where NVENC cannot
-        be opened. The defaults (software decoding, libx264) write the same
+        decodes in software otherwise. --encoder nvenc encodes with h264_nvenc
+        or hevc_nvenc (FFmpeg 5.1 has no av1_nvenc: exit 69); --encoder auto
+        falls back to the software encoder with a warning where NVENC cannot
+        be opened. The defaults (software decoding and encoding) write the same
         bytes on every machine. -v says which decoder and encoder ran.
 
         OTHER COMMANDS:
@@ -59,7 +75,7 @@ struct GPUEncode: ParsableCommand {
     @Argument(help: "Input movie (any format FFmpeg reads: MP4, MOV, MKV, WebM, AVI, TS...).")
     var input: String?
 
-    @Argument(help: "Output file; the container follows the extension (.mp4, .m4v, .mov, .mkv).")
+    @Argument(help: "Output file; the container follows the extension (.mp4, .m4v, .mov, .mkv; .webm for AV1).")
     var output: String?
 
     @Option(name: .long, help: ArgumentHelp("A preset name (user presets, then built-ins) or a path to a preset JSON file.", valueName: "name|file"))
@@ -71,35 +87,10 @@ struct GPUEncode: ParsableCommand {
     @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists, or if another writer creates it while this run writes.")
     var overwrite = false
 
-    @Option(help: ArgumentHelp("x264 constant rate factor, 0 (lossless) to 51; lower is better and bigger (default: the preset's, else 23).", valueName: "n"))
-    var crf: Double?
-
-    @Option(name: .customLong("x264-preset"), help: ArgumentHelp("x264 speed preset: \(EncoderSettings.x264Presets.joined(separator: ", ")) (default: the preset's, else medium).", valueName: "name"))
-    var x264Preset: String?
-
-    @Option(help: ArgumentHelp("x264 tune: \(EncoderSettings.x264Tunes.joined(separator: ", ")).", valueName: "name"))
-    var tune: String?
-
-    @Option(name: [.long, .customLong("b:v", withSingleDash: true)], help: ArgumentHelp("Average video bitrate instead of --crf, e.g. 4M or 2500k.", valueName: "rate"))
-    var bitrate: String?
-
-    @Option(name: [.long, .customShort("g")], help: ArgumentHelp("Maximum keyframe interval in frames (x264 default 250).", valueName: "frames"))
-    var keyint: Int?
-
-    @Option(help: ArgumentHelp("Encoder threads; 0 lets x264 choose.", valueName: "n"))
-    var threads: Int = 0
-
-    @Option(help: ArgumentHelp("H.264 profile (default high; lossless uses high444).", valueName: "name"))
-    var profile: String?
-
     @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
     var gpu: String?
 
-    @Option(help: ArgumentHelp("Video decoding: none (software, default), cuda (NVDEC through FFmpeg's cuda hwaccel; exit 69 where there is no NVIDIA driver or the codec has no NVDEC support) or auto (NVDEC where it works, else software). Env GPUENCODE_HWACCEL.", valueName: "none|cuda|auto"))
-    var hwaccel: String?
-
-    @Option(help: ArgumentHelp("H.264 encoder: libx264 (default), nvenc (h264_nvenc: --crf becomes constant quality -cq, --x264-preset maps to p1..p7; exit 69 where there is no NVENC engine, as on the H100) or auto (nvenc, else libx264 with a warning).", valueName: "libx264|nvenc|auto"))
-    var encoder: String = "libx264"
+    @OptionGroup(title: "Encoding (a flag wins over the preset's \"encode\" setting)") var encode: EncodeOptions
 
     @Option(name: .customLong("render-path"), help: ArgumentHelp("GPU passes: direct (default: fused Y and CbCr passes straight from the source) rgba (the straightforward path through a full-size RGBA picture), or unfused (one pass per filter through 8-bit textures, as GPUImage); the last two are for comparison.", valueName: "direct|rgba|unfused"))
     var renderPath: String = "direct"
@@ -140,12 +131,9 @@ struct GPUEncode: ParsableCommand {
         }
         guard input != nil, output != nil else { throw ValidationError("give an input and an output file, e.g. gpuencode in.mp4 out.mp4 --preset sepia") }
         try comparison.validate(animate: splitAnimate)
-        try checkEncodeOptions(crf: crf, x264Preset: x264Preset, tune: tune, profile: profile, bitrate: bitrate, keyint: keyint,
-                               threads: threads, threadsMayBeAuto: true)
+        _ = try encode.overrides(threadsMayBeAuto: true)
         guard ["direct", "rgba", "unfused"].contains(renderPath) else { throw ValidationError("--render-path must be direct, rgba or unfused") }
         if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
-        if let hwaccel, HardwareAcceleration(rawValue: hwaccel) == nil { throw ValidationError("--hwaccel must be none, cuda or auto") }
-        if EncoderChoice(rawValue: encoder) == nil { throw ValidationError("--encoder must be libx264, nvenc or auto") }
     }
 
     func run() throws {
@@ -178,14 +166,29 @@ struct GPUEncode: ParsableCommand {
             // Before anything opens the input: a FIFO input blocks in open until its writer comes,
             // and SIGINT/SIGTERM must stop that as an interruption (130/143), not a read error.
             gpuencode_install_signal_handlers()
+            let library = PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed())
+            let base = try library.load(self.preset)
+            // A flag given on the command line wins over the preset's "encode", which wins over the
+            // defaults: the same resolution a batch job gets. What depends on the codec (crf scale,
+            // params for another codec, a container that cannot hold it) stops here, before the
+            // input is opened.
+            let settings = try EncodeOverrides.resolve([EncodeLayer(try encode.overrides(threadsMayBeAuto: true), from: .commandLine),
+                                                        EncodeLayer(base.encode, from: .preset(base.origin))],
+                                                       output: output)
+            let picture = ImageIO.isImagePath(output!)
+            if !picture {
+                var check = TranscodeOptions(input: input!, output: output!, preset: base)
+                check.overwrite = overwrite
+                check.encoder = settings
+                try Transcoder.checkOutput(check)
+            }
             var duration: Double? = nil
             if splitAnimate {
                 duration = try Comparison.duration(of: input!)
                 if duration == nil { throw GPUEncodeError(.usage, path: input!, "the file does not tell its duration, which --split-animate needs") }
             }
-            let library = PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed())
-            let preset = try comparison.apply(to: try library.load(self.preset), duration: duration, animate: splitAnimate, library: library)
-            if ImageIO.isImagePath(output!) {
+            let preset = try comparison.apply(to: base, duration: duration, animate: splitAnimate, library: library)
+            if picture {
                 // A picture out (as GPUImage's picture output): the first frame of a movie, or a
                 // still image in, through the same path as `preview`.
                 try writePicture(preset: preset)
@@ -195,18 +198,10 @@ struct GPUEncode: ParsableCommand {
             options.overwrite = overwrite
             options.renderPath = path
             options.sequential = deterministic
-            // A flag given on the command line wins over the preset's "encode", which wins over the
-            // defaults: the same resolution a batch job gets.
-            options.encoder = EncodeOverrides(crf: crf, x264Preset: x264Preset, tune: tune, bitrate: bitrate.flatMap(parseRate),
-                                              keyint: keyint, profile: profile).resolved(with: preset.encode, threads: threads)
+            options.encoder = settings
             let selection = try resolveGPU(gpu)
             options.gpu = selection
-            let hwaccelName = hwaccel ?? getenv("GPUENCODE_HWACCEL").map { String(cString: $0) } ?? "none"
-            guard let decoding = HardwareAcceleration(rawValue: hwaccelName) else {
-                throw GPUEncodeError(.usage, "GPUENCODE_HWACCEL=\(hwaccelName) must be none, cuda or auto")
-            }
-            options.hwaccel = decoding
-            options.encoder.encoder = EncoderChoice(rawValue: encoder) ?? .libx264
+            options.hwaccel = try resolveHWAccel(try encode.overrides(threadsMayBeAuto: true).hwaccel)
             options.progress = reporter
             if stats {
                 if !preset.filters.contains(where: { $0.declaration.name == "averageColor" }) {
@@ -254,20 +249,19 @@ extension GPUEncode {
     }
 }
 
-/// The encoder options of the transcode and of `batch`, checked by the library's one rule per
-/// setting (the same rules manifests and preset "encode" blocks use); a usage error names the option.
-func checkEncodeOptions(crf: Double?, x264Preset: String?, tune: String?, profile: String?, bitrate: String?, keyint: Int?,
-                        threads: Int?, threadsMayBeAuto: Bool) throws {
-    let problems: [(String, String?)] = [
-        ("--crf", crf.flatMap(EncodeSettingRules.crf)),
-        ("--x264-preset", x264Preset.flatMap(EncodeSettingRules.x264Preset)),
-        ("--tune", tune.flatMap(EncodeSettingRules.tune)),
-        ("--profile", profile.flatMap(EncodeSettingRules.profile)),
-        ("--bitrate", bitrate.flatMap(EncodeSettingRules.bitrate)),
-        ("--keyint", keyint.flatMap { EncodeSettingRules.keyint(Double($0)) }),
-        ("--threads", threads.flatMap { EncodeSettingRules.threads($0, allowAuto: threadsMayBeAuto) }),
-    ]
-    if let (option, problem) = problems.first(where: { $0.1 != nil }) { throw ValidationError("\(option): \(problem!)") }
+/// --hwaccel, else GPUENCODE_HWACCEL, else none.
+func resolveHWAccel(_ given: HardwareAcceleration?) throws -> HardwareAcceleration {
+    if let given { return given }
+    let name = getenv("GPUENCODE_HWACCEL").map { String(cString: $0) } ?? "none"
+    guard let decoding = HardwareAcceleration(rawValue: name) else {
+        throw GPUEncodeError(.usage, "GPUENCODE_HWACCEL=\(name) must be none, cuda or auto")
+    }
+    return decoding
+}
+
+/// `text` with spaces after it up to `width` characters (help tables).
+func padded(_ text: String, _ width: Int) -> String {
+    text + String(repeating: " ", count: max(0, width - text.count))
 }
 
 func format4(_ v: Double) -> String {

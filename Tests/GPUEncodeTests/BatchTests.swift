@@ -1,4 +1,5 @@
 import Foundation
+import GPUEncodeKit
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -101,6 +102,66 @@ final class BatchPlanTests: BatchTestCase {
         assertCleanFailure(try batch(["--manifest", json.path, "--dry-run"]), exitCodes: [ExitCode.usage], mentioning: ["jobs.json", "colour"])
         try "input,crf\na.mp4,99\n".write(to: csv, atomically: true, encoding: .utf8)
         assertCleanFailure(try batch(["--manifest", csv.path, "--out-dir", "o", "--dry-run"]), exitCodes: [ExitCode.usage], mentioning: ["jobs.csv:2", "crf"])
+    }
+
+    /// Every encode setting a manifest takes reaches the job's settings, in any of the key spellings,
+    /// over the batch's flags (metadata entries add to the flags' ones).
+    func testManifestCarriesEveryEncodeSetting() throws {
+        let dir = scratch("m")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let json = dir.appendingPathComponent("jobs.json")
+        try #"""
+        [{"input": "a.mp4", "output": "a.mkv", "codec": "hevc", "speed": "fast", "crf": 20, "x265-params": "bframes=2", "tune": "grain",
+          "audio": "opus", "audio_tracks": [2, 1], "audioBitrate": "96k", "stripMetadata": true, "noLocation": "true",
+          "metadata": {"title": "Holiday", "comment": ""}, "bitrate": "3M", "keyint": 48, "profile": "main"},
+         {"input": "b.mp4", "output": "out/b.mp4", "x264Preset": "slow"}]
+        """#.write(to: json, atomically: true, encoding: .utf8)
+        var request = BatchRequest()
+        request.manifest = json.path
+        var flags = EncodeOverrides()
+        flags.audio = .aac
+        flags.metadata = [MetadataEntry(key: "artist", value: "me")]
+        request.overrides = flags
+        let jobs = try BatchPlanner.plan(request).jobs
+        let a = jobs[0].settings
+        XCTAssertEqual(a.codec, .hevc)
+        XCTAssertEqual(a.speed, "fast")
+        XCTAssertEqual(a.crf, 20)
+        XCTAssertEqual(a.videoParams, "bframes=2")
+        XCTAssertEqual(a.tune, "grain")
+        XCTAssertEqual(a.bitrate, 3_000_000)
+        XCTAssertEqual(a.keyint, 48)
+        XCTAssertEqual(a.profile, "main")
+        XCTAssertEqual(a.audio, .opus)
+        XCTAssertEqual(a.audioTracks, [2, 1])
+        XCTAssertEqual(a.audioBitrate, 96_000)
+        XCTAssertTrue(a.stripMetadata)
+        XCTAssertTrue(a.dropLocation)
+        XCTAssertEqual(a.metadata, [MetadataEntry(key: "artist", value: "me"), MetadataEntry(key: "comment", value: ""), MetadataEntry(key: "title", value: "Holiday")])
+        let b = jobs[1].settings
+        XCTAssertEqual(b.codec, .h264)
+        XCTAssertEqual(b.speed, "slow", "x264Preset is read as speed")
+        XCTAssertEqual(b.audio, .aac, "the flag, where the row has none")
+        XCTAssertEqual(b.metadata, [MetadataEntry(key: "artist", value: "me")])
+        XCTAssertNotEqual(jobs[0].settingsDigest, jobs[1].settingsDigest)
+
+        // CSV: metadata.KEY columns; a bad value names the row and the column.
+        let csv = dir.appendingPathComponent("jobs.csv")
+        try "input,output,metadata.title,audio-tracks,strip_metadata\na.mp4,a.mkv,Holiday,\"1,3\",yes\n".write(to: csv, atomically: true, encoding: .utf8)
+        request.manifest = csv.path
+        let c = try BatchPlanner.plan(request).jobs[0].settings
+        XCTAssertEqual(c.metadata.last, MetadataEntry(key: "title", value: "Holiday"))
+        XCTAssertEqual(c.audioTracks, [1, 3])
+        XCTAssertTrue(c.stripMetadata)
+        for (header, value, culprit) in [("audio", "mp3", "audio"), ("audio_tracks", "0", "audioTracks"), ("audioBitrate", "4M", "audioBitrate"),
+                                         ("stripMetadata", "maybe", "stripMetadata"), ("codec", "h264_nvenc", "codec"), ("threads", "2", "threads")] {
+            try "input,\(header)\na.mp4,\(value)\n".write(to: csv, atomically: true, encoding: .utf8)
+            XCTAssertThrowsError(try BatchPlanner.plan(request), header) { error in
+                let e = error as? GPUEncodeError
+                XCTAssertEqual(e?.exitCode, 64, "\(header): \(error)")
+                XCTAssertTrue(e?.description.contains(culprit) ?? false, "\(header): \(error)")
+            }
+        }
     }
 
     func testCollisionsAndBadTemplatesFailBeforeAnythingRuns() throws {

@@ -52,4 +52,25 @@ final class EncoderOptionTests: GPUEncodeTestCase {
             assertCleanFailure(result, exitCodes: [ExitCode.usage], mentioning: [bad[0]], outputDirectory: outDir)
         }
     }
+
+    /// The audio and metadata options are checked like every other (their effect is the audio
+    /// stage's): a bad value is one line, exit 64, naming the flag; good ones run.
+    func testAudioAndMetadataOptionsAreChecked() throws {
+        let input = scratch("in.mp4")
+        try Oracle.makeClip(input, seconds: 0.2)
+        let outDir = scratch("out")
+        try FileManager.default.createDirectory(at: outDir, withIntermediateDirectories: true)
+        let o = outDir.appendingPathComponent("o.mkv").path
+        for (bad, culprit) in [(["--audio", "mp3"], "--audio"), (["--audio-tracks", "0"], "--audio-tracks"), (["--audio-tracks", "1,,2"], "--audio-tracks"),
+                               (["--audio-tracks", "2,2"], "--audio-tracks"), (["--audio-tracks", "x"], "--audio-tracks"),
+                               (["--audio-bitrate", "4k"], "--audio-bitrate"), (["--audio-bitrate", "3M"], "--audio-bitrate"), (["-b:a", "fast"], "--audio-bitrate"),
+                               (["--metadata", "title"], "--metadata"), (["--metadata", "=x"], "--metadata"), (["--metadata", "a b=c"], "--metadata"),
+                               (["--metadata", "title=a\nb"], "--metadata"), (["-an", "--audio", "aac"], "-an")] {
+            let result = try gpuencode([input.path, o] + bad)
+            assertCleanFailure(result, exitCodes: [ExitCode.usage], mentioning: [culprit], outputDirectory: outDir)
+        }
+        let ok = try gpuencode([input.path, o, "--speed", "ultrafast", "--audio-tracks", "1", "--audio-bitrate", "128k", "--strip-metadata",
+                                "--no-location", "--metadata", "title=Test = 1", "--metadata", "comment=", "-an"])
+        XCTAssertEqual(ok.status, 0, ok.summary)
+    }
 }

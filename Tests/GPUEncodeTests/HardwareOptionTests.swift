@@ -69,7 +69,7 @@ final class HardwareOptionTests: GPUEncodeTestCase {
         XCTAssertEqual(result.status, 0, result.summary)
         XCTAssertTrue(result.stderr.contains("NVDEC not used: no CUDA device"), result.stderr)
         XCTAssertTrue(result.stderr.contains("decoder: h264 in software"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("encoder: libx264 (preset ultrafast, crf 23"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("encoder: libx264 (speed ultrafast, crf 23"), result.stderr)
         let plain = try gpuencode([input.path, scratch("p.mp4").path, "--x264-preset", "ultrafast", "-v"])
         XCTAssertTrue(plain.stderr.contains("decoder: h264 in software"), plain.stderr)
         XCTAssertFalse(plain.stderr.contains("NVDEC"), plain.stderr)
@@ -153,6 +153,6 @@ final class HardwareOptionTests: GPUEncodeTestCase {
     func testX264PresetsMapToNVENCPresets() {
         let mapped = EncoderSettings.x264Presets.map { EncoderSettings.nvencPreset(forX264: $0) }
         XCTAssertEqual(mapped, ["p1", "p1", "p2", "p3", "p3", "p4", "p5", "p6", "p7", "p7"])
-        XCTAssertEqual(EncoderSettings().encoder, .libx264, "the default stays reproducible")
+        XCTAssertEqual(EncoderSettings().encoder, .software, "the default stays reproducible")
     }
 }

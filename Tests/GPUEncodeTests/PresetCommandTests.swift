@@ -66,14 +66,14 @@ final class PresetCommandTests: GPUEncodeTestCase {
         XCTAssertTrue(flagStrings.contains("keyint=250"), "the flag's keyint reached x264")
     }
 
-    func testUpgradeWritesVersion1() throws {
+    func testUpgradeWritesTheCurrentVersion() throws {
         let old = scratch("old.json")
         try #"{"version": 0, "name": "old", "filters": [{"type": "GPUImageGaussianBlurFilter", "blurRadiusInPixels": 3}]}"#
             .write(to: old, atomically: true, encoding: .utf8)
         let out = try gpuencode(["presets", "upgrade", old.path])
         XCTAssertEqual(out.status, 0, out.summary)
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [String: Any])
-        XCTAssertEqual(json["version"] as? Int, 1)
+        XCTAssertEqual(json["version"] as? Int, 2)
         let f = (json["filters"] as? [[String: Any]])?.first
         XCTAssertEqual(f?["filter"] as? String, "gaussianBlur")
         XCTAssertEqual(f?["sigma"] as? Int, 3)
@@ -84,6 +84,20 @@ final class PresetCommandTests: GPUEncodeTestCase {
         let again = try gpuencode(["presets", "upgrade", old.path, "-o", target.path])
         assertCleanFailure(again, exitCodes: [ExitCode.cannotCreate], mentioning: [target.path, "-y"])
         XCTAssertEqual(try gpuencode(["presets", "upgrade", old.path, "-o", target.path, "-y"]).status, 0)
+
+        // Version 1's encode.x264Preset becomes speed (version 2), keeping its value and the rest.
+        let v1 = scratch("v1.json")
+        try #"{"version": 1, "name": "v1", "encode": {"crf": 20, "x264Preset": "slow"}, "filters": [{"filter": "sepia"}]}"#
+            .write(to: v1, atomically: true, encoding: .utf8)
+        let upgraded = try gpuencode(["presets", "upgrade", v1.path])
+        XCTAssertEqual(upgraded.status, 0, upgraded.summary)
+        let v2 = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(upgraded.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(v2["version"] as? Int, 2)
+        let encode = v2["encode"] as? [String: Any]
+        XCTAssertEqual(encode?["speed"] as? String, "slow")
+        XCTAssertEqual(encode?["crf"] as? Int, 20)
+        XCTAssertNil(encode?["x264Preset"])
+        XCTAssertFalse(upgraded.stdout.contains("x264Preset"))
 
         let newer = scratch("newer.json")
         try #"{"version": 7, "name": "n", "filters": []}"#.write(to: newer, atomically: true, encoding: .utf8)

@@ -101,10 +101,41 @@ final class PresetFormatTests: XCTestCase {
 
     func testEncodeSettings() throws {
         let p = try Preset.parse(json: #"{"version": 1, "name": "e", "filters": [], "encode": {"crf": 18, "x264Preset": "slow", "tune": "film", "keyint": 12}}"#, origin: "e.json")
-        XCTAssertEqual(p.encode, PresetEncodeSettings(crf: 18, x264Preset: "slow", tune: "film", keyint: 12))
+        // Version 1's x264Preset is read as speed (and named as written in errors).
+        XCTAssertEqual(p.encode, PresetEncodeSettings(speed: "slow", crf: 18, keyint: 12, tune: "film"))
         let r = check(#"{"version": 1, "name": "e", "filters": [], "encode": {"x264Preset": "slwo", "keyint": 0, "bitrat": 1}}"#)
         XCTAssertEqual(r.errors.map(\.path), ["encode.x264Preset", "encode.keyint", "encode.bitrat"])
         XCTAssertTrue(r.errors[0].message.contains("did you mean \"slow\""), r.errors[0].message)
+        let v2 = check(#"{"version": 2, "name": "e", "filters": [], "encode": {"speed": "slwo", "x264Preset": "slow", "codec": "av1", "crf": 0, "tune": "film"}}"#)
+        XCTAssertEqual(v2.errors.map(\.path), ["encode.speed", "encode.x264Preset", "encode.crf"])
+        XCTAssertTrue(v2.errors[1].message.contains("called \"speed\""), v2.errors[1].message)
+    }
+
+    /// Version 2's "encode" takes every preset setting of the command line under its key, with
+    /// its rule and JSON type; `presets show` writes them back; machine settings are refused.
+    func testEncodeBlockTakesThePresetSettings() throws {
+        let json = #"{"version": 2, "name": "e", "filters": [], "encode": {"codec": "hevc", "speed": "slow", "crf": 22.5, "bitrate": "4M", "keyint": 48, "tune": "grain", "profile": "main", "x265Params": "bframes=2", "svtav1Params": "tile-rows=1", "audio": "opus", "audioBitrate": 96000, "stripMetadata": true, "noLocation": false}}"#
+        let p = try Preset.parse(json: json, origin: "e.json")
+        var expected = PresetEncodeSettings(codec: .hevc, speed: "slow", crf: 22.5, bitrate: 4_000_000, keyint: 48, tune: "grain", profile: "main")
+        expected.x265Params = "bframes=2"
+        expected.svtav1Params = "tile-rows=1"
+        expected.audio = .opus
+        expected.audioBitrate = 96_000
+        expected.stripMetadata = true
+        expected.dropLocation = false
+        XCTAssertEqual(p.encode, expected)
+        let back = try Preset.parse(json: PresetWriter.text(p), origin: "show.json")
+        XCTAssertEqual(back.encode, expected, "presets show writes every setting back")
+        XCTAssertTrue(EncodeSetting.presetKeys.allSatisfy { PresetSchema.text().contains("\"\($0)\"") })
+
+        let r = check(#"{"version": 2, "name": "e", "filters": [], "encode": {"crf": "20", "threads": 2, "encoder": "nvenc", "stripMetadata": 1, "codec": "hevc_nvenc", "audioTracks": [1]}}"#)
+        XCTAssertEqual(r.errors.map(\.path), ["encode.crf", "encode.threads", "encode.encoder", "encode.stripMetadata", "encode.codec", "encode.audioTracks"])
+        XCTAssertTrue(r.errors[0].message.contains("expected a number"), r.errors[0].message)
+        XCTAssertTrue(r.errors[4].message.contains("--encoder nvenc"), r.errors[4].message)
+        // Without a codec, crf is checked against the widest scale (AV1's 63); with one, against its own.
+        XCTAssertTrue(check(#"{"version": 2, "name": "e", "filters": [], "encode": {"crf": 60}}"#).errors.isEmpty)
+        XCTAssertEqual(check(#"{"version": 2, "name": "e", "filters": [], "encode": {"crf": 64}}"#).errors.map(\.path), ["encode.crf"])
+        XCTAssertEqual(check(#"{"version": 2, "name": "e", "filters": [], "encode": {"codec": "h264", "crf": 60}}"#).errors.map(\.path), ["encode.crf"])
     }
 
     func testExtendsOverridesByIdAndIndex() throws {
@@ -171,14 +202,14 @@ final class PresetFormatTests: XCTestCase {
         XCTAssertEqual(r.errors.first?.path, "filters[0].filter")
         XCTAssertEqual(r.errors.first?.column, 52)
         XCTAssertTrue(r.errors.first?.message.contains("did you mean \"sepia\"") ?? false)
-        // The written upgrade is version 1 and loads to the same chain.
+        // The written upgrade is the current version and loads to the same chain.
         let text = try PresetFile.upgrade(v0, origin: "old.json")
-        XCTAssertTrue(text.contains("\"version\": 1"))
+        XCTAssertTrue(text.contains("\"version\": \(Preset.currentVersion)"))
         XCTAssertFalse(text.contains("GPUImage"))
         let q = try Preset.parse(json: text, origin: "new.json")
         XCTAssertEqual(q.filters.map(\.values), p.filters.map(\.values))
         // Newer versions are refused clearly.
-        XCTAssertTrue(check(#"{"version": 2, "name": "n", "filters": []}"#).errors.first?.message.contains("newer gpuencode") ?? false)
+        XCTAssertTrue(check(#"{"version": 3, "name": "n", "filters": []}"#).errors.first?.message.contains("newer gpuencode") ?? false)
     }
 
     func testShowOutputLoadsToTheSameFilters() throws {

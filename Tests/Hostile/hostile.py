@@ -188,6 +188,14 @@ def build_cases(root):
             # and --bitrate 99999999999 is just under the 100G cap.
             valid = (opt, v) in {('--crf', '0x10'), ('--bitrate', '99999999999')}
             add('numbers', f'{opt} {v!r}', [clip, out(), opt, v] + fast, {0, 64} if valid else {64})
+    # Audio: --audio-bitrate takes --bitrate's forms (99999999999 is valid and clamped to what AAC
+    # takes, with a warning); --audio-tracks positions are 1 to 9999.
+    for v in bad_numbers:
+        add('numbers', f'--audio-bitrate {v!r}', [clip, out(), '--audio', 'aac', '--audio-bitrate', v] + fast,
+            {0, 64} if v == '99999999999' else {64})
+        add('numbers', f'--audio-tracks {v!r}', [clip, out(), '--audio-tracks', v] + fast, {64})
+    for v in ['=', '=x', 'x', 'k=' + 'v' * 100000, 'location=' + 'n' * 5000]:
+        add('numbers', f'--metadata {v[:20]!r}', [clip, out('o.mkv'), '--metadata', v] + fast, {0, 64})
     for v in bad_numbers:
         add('numbers', f'preview --at {v!r}', ['preview', clip, '--at', v, '-o', out('p.png')], {0, 64})
         add('numbers', f'contact-sheet --at {v!r}', ['contact-sheet', clip, '--at', v, '-o', out('s.png')], {0, 64})

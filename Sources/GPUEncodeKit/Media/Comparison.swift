@@ -74,7 +74,7 @@ public enum Comparison {
 
     /// The length of a movie in seconds (nil when the container does not say), for `--split-animate`.
     public static func duration(of path: String) throws -> Double? {
-        let input = try InputFile(path: path, threads: 1)
+        let input = try VideoSource(path: path, threads: 1)
         return input.durationSeconds
     }
 }

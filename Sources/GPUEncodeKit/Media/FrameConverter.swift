@@ -1,7 +1,7 @@
 import CFFmpeg
 
-/// Hands frames to the GPU in the run's working format. Frames already in it are passed by
-/// reference (no copy); only other formats (10-bit, RGB, a size change mid-stream) go through
+/// Hands frames to the GPU in the run's working format. Frames already in it are passed on as
+/// they are (no copy); only other formats (10-bit, RGB, a size change mid-stream) go through
 /// swscale, the documented fallback.
 struct FrameConverter {
     private var context: OpaquePointer?
@@ -11,10 +11,12 @@ struct FrameConverter {
         sws_freeContext(context)
     }
 
-    mutating func convert(_ frame: UnsafeMutablePointer<AVFrame>, to format: AVPixelFormat, width: Int, height: Int) -> UnsafeMutablePointer<AVFrame>? {
-        let f = frame.pointee
+    /// `frame` itself when it is in `format` at `width` x `height` already, else a converted copy
+    /// (without the original's properties: the caller stamps what it needs). Nil when swscale fails.
+    mutating func convert(_ frame: Frame, to format: AVPixelFormat, width: Int, height: Int) -> Frame? {
+        let f = frame.pointer.pointee
         if f.format == format.rawValue && Int(f.width) == width && Int(f.height) == height && f.linesize.0 > 0 {
-            return av_frame_clone(frame)
+            return frame
         }
         if key != (f.width, f.height, f.format) {
             sws_freeContext(context)
@@ -22,18 +24,19 @@ struct FrameConverter {
                                      SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)
             key = (f.width, f.height, f.format)
         }
-        guard let context, let out = av_frame_alloc() else { return nil }
+        guard let context else { return nil }
+        let converted = Frame()
+        let out = converted.pointer
         out.pointee.width = Int32(width)
         out.pointee.height = Int32(height)
         out.pointee.format = format.rawValue
-        var o: UnsafeMutablePointer<AVFrame>? = out
-        guard av_frame_get_buffer(out, 0) >= 0 else { av_frame_free(&o); return nil }
+        guard av_frame_get_buffer(out, 0) >= 0 else { return nil }
         let srcData: [UnsafePointer<UInt8>?] = [f.data.0, f.data.1, f.data.2, f.data.3].map { $0.map { UnsafePointer($0) } }
         let srcStride = [f.linesize.0, f.linesize.1, f.linesize.2, f.linesize.3]
         let dstData = [out.pointee.data.0, out.pointee.data.1, out.pointee.data.2, out.pointee.data.3]
         let dstStride = [out.pointee.linesize.0, out.pointee.linesize.1, out.pointee.linesize.2, out.pointee.linesize.3]
         let rows = sws_scale(context, srcData, srcStride, 0, f.height, dstData, dstStride)
-        guard rows > 0 else { av_frame_free(&o); return nil }
-        return out
+        guard rows > 0 else { return nil }
+        return converted
     }
 }

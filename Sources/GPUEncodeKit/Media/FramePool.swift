@@ -37,14 +37,11 @@ final class FramePool {
         av_buffer_pool_uninit(&pool)
     }
 
-    /// A frame of the pool's size and format; free it with av_frame_free as any frame.
-    func frame() throws -> UnsafeMutablePointer<AVFrame> {
-        guard let f = av_frame_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
-        guard let buffer = av_buffer_pool_get(pool) else {
-            var p: UnsafeMutablePointer<AVFrame>? = f
-            av_frame_free(&p)
-            throw GPUEncodeError(.internal, "out of memory")
-        }
+    /// A frame of the pool's size and format; its buffer returns to the pool when the frame goes.
+    func frame() throws -> Frame {
+        guard let buffer = av_buffer_pool_get(pool) else { throw GPUEncodeError(.internal, "out of memory") }
+        let frame = Frame()
+        let f = frame.pointer
         f.pointee.width = width
         f.pointee.height = height
         f.pointee.format = format.rawValue
@@ -58,6 +55,6 @@ final class FramePool {
         f.pointee.linesize.1 = present[1] ? linesizes[1] : 0
         f.pointee.linesize.2 = present[2] ? linesizes[2] : 0
         f.pointee.extended_data = withUnsafeMutablePointer(to: &f.pointee.data.0) { $0 }
-        return f
+        return frame
     }
 }

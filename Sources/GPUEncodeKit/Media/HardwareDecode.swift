@@ -18,7 +18,8 @@ public enum HardwareAcceleration: String, CaseIterable, Sendable {
 /// decoded in software by the same decoder, with a warning.
 final class HardwareDecoder {
     private let device: UnsafeMutablePointer<AVBufferRef>
-    private let hwFrame: UnsafeMutablePointer<AVFrame>
+    /// What NVDEC hands out (a CUDA surface), before its download.
+    private let hwFrame = Frame()
     private let path: String
     private let log: @Sendable (LogLevel, String) -> Void
     private var noted = false
@@ -46,18 +47,13 @@ final class HardwareDecoder {
             log(.info, "NVDEC not used: no CUDA device (FFmpeg: \(averrorString(rc)))")
             return nil
         }
-        guard let frame = av_frame_alloc() else {
-            var d: UnsafeMutablePointer<AVBufferRef>? = device
-            av_buffer_unref(&d)
-            throw GPUEncodeError(.internal, path: path, "out of memory")
-        }
         decoder.pointee.hw_device_ctx = av_buffer_ref(device)
         gpuencode_use_cuda_get_format(UnsafeMutableRawPointer(decoder))
         // NVDEC does the decoding; frame threads would only hold more surfaces (FFmpeg adds one
         // per thread and NVDEC allows 32).
         decoder.pointee.thread_count = 1
         log(.info, "decoder: \(codecName) on NVDEC (FFmpeg cuda hwaccel), frames downloaded to system memory")
-        return HardwareDecoder(device: device, frame: frame, path: path, log: log)
+        return HardwareDecoder(device: device, path: path, log: log)
     }
 
     /// Whether FFmpeg can decode `codec` through the cuda hwaccel with a device context.
@@ -73,17 +69,13 @@ final class HardwareDecoder {
         return false
     }
 
-    private init(device: UnsafeMutablePointer<AVBufferRef>, frame: UnsafeMutablePointer<AVFrame>, path: String,
-                 log: @escaping @Sendable (LogLevel, String) -> Void) {
+    private init(device: UnsafeMutablePointer<AVBufferRef>, path: String, log: @escaping @Sendable (LogLevel, String) -> Void) {
         self.device = device
-        self.hwFrame = frame
         self.path = path
         self.log = log
     }
 
     deinit {
-        var f: UnsafeMutablePointer<AVFrame>? = hwFrame
-        av_frame_free(&f)
         var d: UnsafeMutablePointer<AVBufferRef>? = device
         av_buffer_unref(&d)
     }
@@ -91,6 +83,7 @@ final class HardwareDecoder {
     /// `avcodec_receive_frame`, with a CUDA frame downloaded into `frame` (timestamps and colour
     /// properties kept). Returns FFmpeg's code.
     func receive(from decoder: UnsafeMutablePointer<AVCodecContext>, into frame: UnsafeMutablePointer<AVFrame>) -> Int32 {
+        let hwFrame = self.hwFrame.pointer
         let rc = avcodec_receive_frame(decoder, hwFrame)
         if rc < 0 { return rc }
         defer { av_frame_unref(hwFrame) }

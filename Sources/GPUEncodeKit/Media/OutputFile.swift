@@ -23,16 +23,11 @@ final class OutputFile {
 
     var tempPath: String { temp.path }
 
-    init(path: String, overwrite: Bool) throws {
+    init(path: String, overwrite: Bool, codec: VideoCodec = .h264) throws {
         finalPath = path
         self.overwrite = overwrite
         let (dir, base) = splitPath(path)
-        guard let oformat = av_guess_format(nil, path, nil) else {
-            throw GPUEncodeError(.usage, path: path, "unknown output format for extension \".\(pathExtension(path))\" (use .mp4, .m4v, .mov or .mkv)")
-        }
-        guard avformat_query_codec(oformat, AV_CODEC_ID_H264, FF_COMPLIANCE_NORMAL) == 1 else {
-            throw GPUEncodeError(.usage, path: path, "the \(String(cString: oformat.pointee.name)) format cannot hold H.264 video (use .mp4, .m4v, .mov or .mkv)")
-        }
+        let oformat = try OutputFile.format(for: path, codec: codec)
         guard isDirectory(dir) else { throw GPUEncodeError(.outputCreate, path: path, "directory \(dir) does not exist") }
         // Temporaries of killed runs (dead PIDs) in this folder go first; a live run's stay.
         TemporaryFile.removeStale(in: dir, legacyBase: base)
@@ -49,6 +44,39 @@ final class OutputFile {
             throw GPUEncodeError(.internal, path: path, "cannot set up the muxer: \(averrorString(rc))")
         }
         format = ctx
+    }
+
+    /// The extensions a video may be written to, and the codecs each holds.
+    static let containers: [(ext: String, codecs: [VideoCodec])] = [
+        ("mp4", [.h264, .hevc, .av1]), ("m4v", [.h264, .hevc, .av1]), ("mov", [.h264, .hevc]),
+        ("mkv", [.h264, .hevc, .av1]), ("webm", [.av1]),
+    ]
+
+    /// The extensions that can hold `codec`, as ".mp4, .m4v or .mkv".
+    static func extensions(for codec: VideoCodec) -> String {
+        let list = containers.filter { $0.codecs.contains(codec) }.map { "." + $0.ext }
+        return list.count < 2 ? list.joined() : list.dropLast().joined(separator: ", ") + " or " + list.last!
+    }
+
+    /// The muxer for `path`'s extension, checked to hold `codec`: FFmpeg's own answer
+    /// (avformat_query_codec) and what it does not say: its mov muxer refuses AV1 when writing the
+    /// header ("only supported in MP4"), and WebM holds VP8, VP9 and AV1 only. `.m4v` is FFmpeg's
+    /// ipod muxer for H.264 (as ffmpeg picks it) and its mp4 muxer for HEVC and AV1, which the ipod
+    /// muxer has no tag for. A usage error (64) otherwise, before anything is opened.
+    static func format(for path: String, codec: VideoCodec) throws -> UnsafePointer<AVOutputFormat> {
+        let ext = pathExtension(path).lowercased()
+        guard let guessed = av_guess_format(nil, path, nil) else {
+            throw GPUEncodeError(.usage, path: path, "unknown output format for extension \".\(ext)\" (use .mp4, .m4v, .mov, .mkv, or .webm for AV1)")
+        }
+        var oformat = guessed
+        if String(cString: guessed.pointee.name) == "ipod" && codec != .h264, let mp4 = av_guess_format("mp4", nil, nil) { oformat = mp4 }
+        let known = containers.first { $0.ext == ext }
+        guard avformat_query_codec(oformat, codec.codecID, FF_COMPLIANCE_NORMAL) == 1, known?.codecs.contains(codec) ?? true else {
+            let others = (known?.codecs ?? []).map { "--codec \($0.rawValue)" }
+            let alternative = others.isEmpty ? "" : ", or \(others.joined(separator: " or "))"
+            throw GPUEncodeError(.usage, path: path, "\(ext.isEmpty ? "this format" : "." + ext) cannot hold \(codec.displayName) video (--codec \(codec.rawValue)); use \(extensions(for: codec))\(alternative)")
+        }
+        return oformat
     }
 
     deinit {
@@ -109,4 +137,10 @@ final class OutputFile {
         committed = true
         try temp.commit(to: finalPath, overwrite: overwrite)
     }
+}
+
+/// Whether the container `path`'s extension names can hold `codec` video: a usage error (64) naming
+/// both when not (H.264 or HEVC in .webm, AV1 in .mov), so a run or a batch stops before any work.
+public func checkOutputContainer(path: String, codec: VideoCodec) throws {
+    _ = try OutputFile.format(for: path, codec: codec)
 }

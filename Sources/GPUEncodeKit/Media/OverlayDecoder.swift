@@ -18,7 +18,7 @@ final class OverlayDecoder: DynamicSource {
     let path: String
     let width: Int
     let height: Int
-    private let input: InputFile
+    private let input: VideoSource
     private let timeBase: AVRational
     /// The first frame's timestamp: overlay time 0.
     private var origin: Int64 = 0
@@ -27,9 +27,8 @@ final class OverlayDecoder: DynamicSource {
     /// A frame's length when the stream does not say (1 / the average frame rate).
     private let defaultDuration: Double
 
-    private let packet: UnsafeMutablePointer<AVPacket>
-    private var shown: UnsafeMutablePointer<AVFrame>
-    private var following: UnsafeMutablePointer<AVFrame>
+    private var shown = Frame()
+    private var following = Frame()
     private var hasShown = false
     private var hasFollowing = false
     /// Seconds of overlay time where `shown` and `following` start.
@@ -37,7 +36,6 @@ final class OverlayDecoder: DynamicSource {
     private var followingStart = 0.0
     /// The end of the last frame, once the decoder has reached it: the loop's length.
     private(set) var length: Double? = nil
-    private var draining = false
 
     private var scaler: OpaquePointer? = nil
     private var rgba: [UInt8]
@@ -50,19 +48,12 @@ final class OverlayDecoder: DynamicSource {
         self.path = path
         self.loop = loop
         self.offset = offset
-        input = try InputFile(path: path, threads: 1)
+        // Audio and other streams are not read at all.
+        input = try VideoSource(path: path, threads: 1, videoOnly: true)
         let stream = input.videoStream
         timeBase = stream.pointee.time_base
         let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
         defaultDuration = rate.num > 0 && rate.den > 0 ? 1 / av_q2d(rate) : 1.0 / 25
-        // Audio and other streams are not read at all.
-        for i in 0..<input.streamCount where i != Int(input.videoIndex) { input.stream(i).pointee.discard = AVDISCARD_ALL }
-        guard let packet = av_packet_alloc(), let a = av_frame_alloc(), let b = av_frame_alloc() else {
-            throw GPUEncodeError(.internal, "out of memory")
-        }
-        self.packet = packet
-        shown = a
-        following = b
         let dec = input.decoder.pointee
         width = Int(dec.width)
         height = Int(dec.height)
@@ -70,10 +61,11 @@ final class OverlayDecoder: DynamicSource {
         premultiply = av_pix_fmt_desc_get(format).map { $0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA) != 0 } ?? false
         rgba = [UInt8](repeating: 0, count: max(1, width * height * 4))
         clear = [UInt8](repeating: 0, count: max(1, width * height * 4))
-        guard width > 0 && height > 0, receive(into: shown) else {
+        guard width > 0 && height > 0, let first = next() else {
             throw GPUEncodeError(.input, path: path, "no video frame could be decoded")
         }
-        let ts = shown.pointee.best_effort_timestamp
+        shown = first
+        let ts = shown.bestEffortTimestamp
         origin = ts == AV_NOPTS ? 0 : ts
         hasShown = true
         shownStart = 0
@@ -82,19 +74,13 @@ final class OverlayDecoder: DynamicSource {
 
     deinit {
         sws_freeContext(scaler)
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
-        var a: UnsafeMutablePointer<AVFrame>? = shown
-        av_frame_free(&a)
-        var b: UnsafeMutablePointer<AVFrame>? = following
-        av_frame_free(&b)
     }
 
     func frame(at time: Double) -> DynamicFrame {
         let u = time - offset
         guard u >= 0, locate(u) else { return clear.withUnsafeBytes { DynamicFrame(serial: Int64.min, pixels: $0.baseAddress!) } }
         // Times come from the overlay file's timestamps, which a damaged file may make huge.
-        let key = shown.pointee.best_effort_timestamp == AV_NOPTS ? Int64(inRange: shownStart * 1e6) ?? Int64.max : shown.pointee.best_effort_timestamp
+        let key = shown.bestEffortTimestamp == AV_NOPTS ? Int64(inRange: shownStart * 1e6) ?? Int64.max : shown.bestEffortTimestamp
         if key != converted {
             convert()
             converted = key
@@ -103,14 +89,14 @@ final class OverlayDecoder: DynamicSource {
     }
 
     /// The overlay time of a decoded frame, seconds from the first frame.
-    private func start(of f: UnsafeMutablePointer<AVFrame>, after previous: Double?) -> Double {
-        let ts = f.pointee.best_effort_timestamp
+    private func start(of f: Frame, after previous: Double?) -> Double {
+        let ts = f.bestEffortTimestamp
         if ts == AV_NOPTS { return (previous ?? -defaultDuration) + defaultDuration }
         return seconds(ts - origin, timeBase)
     }
 
-    private func duration(of f: UnsafeMutablePointer<AVFrame>) -> Double {
-        f.pointee.pkt_duration > 0 ? seconds(f.pointee.pkt_duration, timeBase) : defaultDuration
+    private func duration(of f: Frame) -> Double {
+        f.duration > 0 ? seconds(f.duration, timeBase) : defaultDuration
     }
 
     /// Makes `shown` the frame whose interval contains overlay time `u`; false when nothing
@@ -139,10 +125,14 @@ final class OverlayDecoder: DynamicSource {
 
     /// Decodes the frame after `shown` into `following`; at the end of the stream, records the length.
     private func receiveFollowing() -> Bool {
-        while receive(into: following) {
-            let t = start(of: following, after: shownStart)
+        while let frame = next() {
+            let t = start(of: frame, after: shownStart)
             // A frame that does not move time forward (a damaged timestamp) is skipped.
-            if t > shownStart { followingStart = t; return true }
+            if t > shownStart {
+                following = frame
+                followingStart = t
+                return true
+            }
         }
         if length == nil { length = shownStart + duration(of: shown) }
         return false
@@ -155,12 +145,10 @@ final class OverlayDecoder: DynamicSource {
             let steps = Int64(inRange: (target / av_q2d(timeBase)).rounded(.down)) ?? 0
             let (sum, overflow) = origin.addingReportingOverflow(steps)
             let ts = overflow ? origin : sum
-            if av_seek_frame(input.format, input.videoIndex, ts, AVSEEK_FLAG_BACKWARD) < 0 {
-                _ = av_seek_frame(input.format, input.videoIndex, origin, AVSEEK_FLAG_BACKWARD)
-            }
-            avcodec_flush_buffers(input.decoder)
-            draining = false
-            hasShown = receive(into: shown)
+            if !input.seek(to: ts) { input.seek(to: origin) }
+            let first = next()
+            hasShown = first != nil
+            if let first { shown = first }
             shownStart = hasShown ? start(of: shown, after: nil) : 0
             hasFollowing = hasShown && receiveFollowing()
         }
@@ -169,27 +157,15 @@ final class OverlayDecoder: DynamicSource {
         if hasShown && shownStart > u + 1e-6 && u > 0 { restart(0) }
     }
 
-    /// The decoder's next frame. A damaged packet is skipped (the decoder carries on); a read
-    /// error ends the stream, so a broken overlay holds its last good frame.
-    private func receive(into frame: UnsafeMutablePointer<AVFrame>) -> Bool {
-        av_frame_unref(frame)
-        while true {
-            let rc = avcodec_receive_frame(input.decoder, frame)
-            if rc >= 0 { return true }
-            if rc != AVERROR_EAGAIN_VALUE || draining { return false }
-            if av_read_frame(input.format, packet) < 0 {
-                avcodec_send_packet(input.decoder, nil)
-                draining = true
-                continue
-            }
-            defer { av_packet_unref(packet) }
-            if packet.pointee.stream_index == input.videoIndex { avcodec_send_packet(input.decoder, packet) }
-        }
+    /// The decoder's next frame; nil at the end. A damaged packet or frame is skipped (the decoder
+    /// carries on); a read error ends the stream, so a broken overlay holds its last good frame.
+    private func next() -> Frame? {
+        (try? input.nextFrame()) ?? nil
     }
 
     /// `shown` as premultiplied RGBA8 of the first frame's size.
     private func convert() {
-        let f = shown.pointee
+        let f = shown.pointer.pointee
         let format = AVPixelFormat(rawValue: f.format)
         scaler = sws_getCachedContext(scaler, f.width, f.height, format, Int32(width), Int32(height), AV_PIX_FMT_RGBA,
                                       SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)

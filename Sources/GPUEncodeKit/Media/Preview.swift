@@ -33,7 +33,7 @@ public enum Preview {
         public let height: Int
         private let gl: GLContext
         private let still: RGBAImage?
-        private var planar: UnsafeMutablePointer<AVFrame>?
+        private let planar: Frame?
         private let frameSize: (width: Int32, height: Int32)
         private let working: AVPixelFormat
         private let rotation: Rotation
@@ -51,6 +51,7 @@ public enum Preview {
                 let image = try ImageIO.read(path)
                 gl = try GLContext(selection: gpu)
                 still = image
+                planar = nil
                 time = nil
                 width = image.width
                 height = image.height
@@ -61,42 +62,28 @@ public enum Preview {
                 renderer = gl.renderer
                 return
             }
-            let input = try InputFile(path: path, threads: 0)
+            let input = try VideoSource(path: path, threads: 0)
             guard let frame = try decodeFrame(input, at: seconds) else {
                 let length = input.durationSeconds.map { " (the video is \(roundedSeconds($0, places: 2)) s long)" } ?? ""
                 throw GPUEncodeError(.usage, path: path, "no video frame at or after \(seconds) s\(length)")
             }
-            var f: UnsafeMutablePointer<AVFrame>? = frame.frame
-            defer { av_frame_free(&f) }
             let dec = input.decoder.pointee
-            let (working, color) = Transcoder.workingFormat(for: AVPixelFormat(rawValue: frame.frame.pointee.format), colorspace: dec.colorspace,
+            let (working, color) = VideoSource.workingFormat(for: frame.frame.pixelFormat, colorspace: dec.colorspace,
                                                             range: dec.color_range)
-            let geometry = RenderGeometry(width: frame.frame.pointee.width, height: frame.frame.pointee.height, format: working,
+            let geometry = RenderGeometry(width: frame.frame.width, height: frame.frame.height, format: working,
                                           rotation: input.rotation)
             try PictureSize.check(geometry, input: path)
-            var converter = FrameConverter()
-            defer { converter.release() }
-            guard let planar = converter.convert(frame.frame, to: working, width: geometry.sourceWidth, height: geometry.sourceHeight) else {
-                throw GPUEncodeError(.inputDecode, path: path, "cannot convert the frame at \(seconds) s")
-            }
-            self.planar = planar
+            planar = try input.convert(frame.frame, to: working, width: geometry.sourceWidth, height: geometry.sourceHeight)
             self.working = working
             self.color = color
             rotation = input.rotation
-            frameSize = (frame.frame.pointee.width, frame.frame.pointee.height)
+            frameSize = (frame.frame.width, frame.frame.height)
             width = geometry.uprightWidth
             height = geometry.uprightHeight
             time = frame.time
             still = nil
-            do { gl = try GLContext(selection: gpu) } catch {
-                av_frame_free(&self.planar)
-                throw error
-            }
+            gl = try GLContext(selection: gpu)
             renderer = gl.renderer
-        }
-
-        deinit {
-            av_frame_free(&planar)
         }
 
         /// The picture through `filters`, at the frame's time (keyframes evaluated there).
@@ -109,7 +96,7 @@ public enum Preview {
             }
             let geometry = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation, filters: filters)
             let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: .viaRGBA)
-            return try renderer.renderRGBA(source: framePlanes(planar!), time: time ?? 0)
+            return try renderer.renderRGBA(source: planar!.planes, time: time ?? 0)
         }
     }
 
@@ -134,50 +121,21 @@ public enum Preview {
         return files.filter { seen.insert($0).inserted }
     }
 
-    /// The first frame shown at or after `seconds` from the start of the media.
-    static func decodeFrame(_ input: InputFile, at seconds: Double) throws -> (frame: UnsafeMutablePointer<AVFrame>, time: Double)? {
+    /// The first frame shown at or after `seconds` from the start of the media (by the frame's own
+    /// timestamp; one without is taken as the frame asked for).
+    static func decodeFrame(_ input: VideoSource, at seconds: Double) throws -> (frame: Frame, time: Double)? {
         let stream = input.videoStream
-        let tb = stream.pointee.time_base
+        let tb = input.timeBase
         let start = input.startSeconds
-        if seconds > 0 {
-            // The file's start time is the file's word: a hostile one could push the sum past Int64.
-            guard let micro = Int64(inRange: (seconds + start) * Double(AV_TIME_BASE)) else {
-                throw GPUEncodeError(.usage, path: input.path, "cannot seek to \(formatNumber(seconds)) s in this file")
-            }
-            let target = av_rescale_q(micro, AV_TIME_BASE_Q_VALUE, tb)
-            if av_seek_frame(input.format, input.videoIndex, target, AVSEEK_FLAG_BACKWARD) >= 0 {
-                avcodec_flush_buffers(input.decoder)
-            }
-        }
-        guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else { throw GPUEncodeError(.internal, "out of memory") }
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        defer { av_packet_free(&p) }
-        var keep = false
-        var decodedAny = false
-        defer { if !keep { var f: UnsafeMutablePointer<AVFrame>? = frame; av_frame_free(&f) } }
+        if seconds > 0 { try input.seek(toSeconds: seconds) }
         // Half a frame of slack, so asking for a frame's own time (rounded) finds it.
         let slack = stream.pointee.avg_frame_rate.num > 0 ? 0.5 / av_q2d(stream.pointee.avg_frame_rate) : 0.001
-        func receive() -> Double? {
-            while avcodec_receive_frame(input.decoder, frame) >= 0 {
-                decodedAny = true
-                let ts = frame.pointee.best_effort_timestamp
-                let t = ts == AV_NOPTS ? seconds : Double(ts) * av_q2d(tb) - start
-                if t + slack >= seconds { return max(0, t) }
-                av_frame_unref(frame)
-            }
-            return nil
-        }
-        var ended = false
-        while !ended {
-            if av_read_frame(input.format, packet) < 0 {
-                avcodec_send_packet(input.decoder, nil)
-                ended = true
-            } else {
-                defer { av_packet_unref(packet) }
-                guard packet.pointee.stream_index == input.videoIndex else { continue }
-                avcodec_send_packet(input.decoder, packet)
-            }
-            if let t = receive() { keep = true; return (frame, t) }
+        var decodedAny = false
+        while let frame = try input.nextFrame() {
+            decodedAny = true
+            let ts = frame.bestEffortTimestamp
+            let t = ts == AV_NOPTS ? seconds : Double(ts) * av_q2d(tb) - start
+            if t + slack >= seconds { return (frame, max(0, t)) }
         }
         // Not one frame decoded: the data is at fault (as in a transcode), not the time asked for.
         if !decodedAny { throw GPUEncodeError(.inputDecode, path: input.path, "no video frame could be decoded") }

@@ -1,0 +1,53 @@
+import CFFmpeg
+
+/// The video's last stage: frames to the encoder, its packets to the muxer (rescaled to the
+/// output stream's time base), and progress after each frame.
+final class EncodeStage {
+    let encoder: VideoEncoder
+    private let stream: UnsafeMutablePointer<AVStream>
+    private let output: OutputFile
+    private let progress: ProgressReporter?
+    private let onFrame: (@Sendable (Int, Double, Double?) -> Void)?
+    /// The video's start and length in seconds, for progress.
+    private let mediaStart: Double
+    private let mediaDuration: Double?
+    /// Frames encoded so far (read by other threads only after this stage's thread is joined).
+    private(set) var frames = 0
+    /// The setup's warnings (audio re-encoded, tags the container drops), printed with the first
+    /// encoded frame: a run that fails before that prints its one error line and nothing else.
+    let setupWarnings: DeferredLog
+
+    init(encoder: VideoEncoder, stream: UnsafeMutablePointer<AVStream>, output: OutputFile, options: TranscodeOptions,
+         mediaStart: Double, mediaDuration: Double?) {
+        self.encoder = encoder
+        self.stream = stream
+        self.output = output
+        progress = options.progress
+        onFrame = options.onFrame
+        self.mediaStart = mediaStart
+        self.mediaDuration = mediaDuration
+        setupWarnings = DeferredLog(options.log)
+    }
+
+    func encode(_ frame: Frame) throws {
+        let pts = frame.pts
+        try encoder.encode(frame, emit: write)
+        frames += 1
+        if frames == 1 { setupWarnings.release() }
+        let position = seconds(pts, encoder.context.pointee.time_base) - mediaStart
+        progress?.update(frames: frames, position: position, total: mediaDuration)
+        onFrame?(frames, position, mediaDuration)
+    }
+
+    /// After the last frame: what the encoder still holds.
+    func finish() throws {
+        try encoder.encode(nil, emit: write)
+        progress?.update(frames: frames, position: mediaDuration ?? 0, total: mediaDuration, final: true)
+    }
+
+    private func write(_ packet: Packet) throws {
+        av_packet_rescale_ts(packet.pointer, encoder.context.pointee.time_base, stream.pointee.time_base)
+        packet.pointer.pointee.stream_index = stream.pointee.index
+        try output.write(packet.pointer)
+    }
+}

@@ -1,0 +1,160 @@
+import CFFmpeg
+
+/// A transcode set up: the input opened, the output's streams mapped (the video encoder's first,
+/// then one per copied stream) and its header written, and a handler for each input stream that
+/// reaches the output. The loop that feeds the handlers is `Transcoder.run`.
+final class TranscodeJob {
+    let input: VideoSource
+    let output: OutputFile
+    let video: VideoTranscodeHandler
+    /// By input stream index; nil for a stream that is dropped.
+    let handlers: [OutputStreamHandler?]
+    private let options: TranscodeOptions
+
+    init(_ o: TranscodeOptions, run: RunState) throws {
+        options = o
+        input = try VideoSource(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
+        output = try OutputFile(path: o.output, overwrite: o.overwrite, codec: o.encoder.codec)
+        let metadata = MetadataPolicy(o.encoder)
+        let (gpu, encode, geometry) = try TranscodeJob.mapVideo(o, input: input, output: output, metadata: metadata, sequential: o.sequential)
+        var handlers = [OutputStreamHandler?](repeating: nil, count: input.streamCount)
+        // Audio next, in the plan's order: copied, or re-encoded where the container's players
+        // would not play it (AudioPlan: --audio, --audio-tracks). Its warnings wait for the first
+        // encoded frame, so a run that fails before prints one line.
+        let audio = try AudioOutputs.add(input: input, output: output, settings: o.encoder, metadata: metadata, run: run,
+                                         inputPath: o.input, outputPath: o.output, log: encode.setupWarnings.function)
+        for (i, handler) in audio.handlers { handlers[i] = handler }
+        for i in 0..<input.streamCount where i != input.videoIndex && input.stream(i).pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_AUDIO {
+            handlers[i] = try TranscodeJob.mapStream(input.stream(i), o, output: output, metadata: metadata)
+        }
+        metadata.copyContainer(from: input.format.pointee.metadata, to: &output.format.pointee.metadata)
+        for warning in metadata.unwritten(in: AudioContainer(outputPath: o.output)) { encode.setupWarnings.function(.warning, "\(o.output): \(warning)") }
+        // MP4 outputs count edit lists (start offsets) in a timescale that holds the video's and
+        // every audio stream's start exactly, not rounded to milliseconds.
+        let timeBase = encode.encoder.context.pointee.time_base
+        if timeBase.num == 1 && timeBase.den >= 1000 && timeBase.den <= 1_000_000 {
+            output.movieTimescale = AudioOutputs.movieTimescale(video: timeBase.den, audio: audio.timeBases)
+        }
+        try output.open()
+        video = try VideoTranscodeHandler(source: input, gpu: gpu, encode: encode, outputWidth: geometry.outputWidth,
+                                          outputHeight: geometry.outputHeight, sequential: o.sequential, run: run)
+        handlers[input.videoIndex] = video
+        self.handlers = handlers
+    }
+
+    /// What the run did, after the output is finished; `-v` hears which stage bounded it, and a
+    /// damaged input gets its warning.
+    func summary(seconds: Double) -> TranscodeSummary {
+        if let line = video.stagesBusy(wall: seconds) { options.log(.info, line) }
+        if input.decodeErrors > 0 {
+            options.log(.warning, "\(options.input): \(input.decodeErrors) decode error(s) in the video stream; damaged frames were skipped or concealed by the decoder")
+        }
+        return TranscodeSummary(frames: video.framesEncoded, renderer: video.rendererName, seconds: seconds, decodeErrors: input.decodeErrors)
+    }
+
+    /// The video stream: the picture's geometry (rotation, odd sizes, what the filters make of
+    /// it), the GPU stage that filters it (none when the preset has no filters), the encoder and
+    /// its output stream.
+    private static func mapVideo(_ o: TranscodeOptions, input: VideoSource, output: OutputFile, metadata: MetadataPolicy, sequential: Bool) throws
+        -> (GPUStage?, EncodeStage, RenderGeometry) {
+        let bypass = o.preset.filters.isEmpty
+        if bypass { o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)") }
+        let dec = input.decoder.pointee
+        let inStream = input.videoStream
+        let format = dec.pix_fmt
+        let (working, color) = bypass ? (AV_PIX_FMT_YUV420P, YUVColorSpace(matrix: .bt709, fullRange: false)) : input.workingFormat
+        // Without a GPU stage nothing turns the picture, so the rotation stays a flag (below).
+        let rotation = bypass ? .none : input.rotation
+        let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: rotation,
+                                      filters: bypass ? [] : o.preset.filters)
+        try PictureSize.check(geometry, input: o.input, preset: o.preset.origin)
+        input.delivery = .working(working, width: geometry.sourceWidth, height: geometry.sourceHeight)
+        guard geometry.outputWidth >= 2, geometry.outputHeight >= 2 else {
+            throw GPUEncodeError(.input, path: o.input, "video is \(dec.width)x\(dec.height), too small to encode")
+        }
+        let formatName = format == AV_PIX_FMT_NONE ? "unknown" : String(cString: av_get_pix_fmt_name(format))
+        o.log(.info, "video: \(dec.width)x\(dec.height) \(formatName), \(bypass ? "colour untouched" : color.description), rotation \(rotation.rawValue)°, output \(geometry.outputWidth)x\(geometry.outputHeight)")
+        if let srcDesc = av_pix_fmt_desc_get(format), srcDesc.pointee.comp.0.depth > 8 {
+            o.log(.warning, "\(o.input): \(srcDesc.pointee.comp.0.depth)-bit video is converted to 8 bits")
+        }
+        if !bypass && [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc) {
+            o.log(.warning, "\(o.input): HDR (\(String(cString: av_color_transfer_name(dec.color_trc)))) video is written as SDR BT.709 without tone mapping; highlights will look flat")
+        }
+        if geometry.uprightWidth != (rotation.swapsDimensions ? geometry.sourceHeight : geometry.sourceWidth)
+            || geometry.uprightHeight != (rotation.swapsDimensions ? geometry.sourceWidth : geometry.sourceHeight) {
+            o.log(.warning, "\(o.input): odd dimensions cropped to \(geometry.uprightWidth)x\(geometry.uprightHeight) for 4:2:0 video")
+        }
+
+        // The encoder works in the input's time base, so no timestamp is ever rounded.
+        let outputFormat = !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath, filters: o.preset.filters) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
+        let rate = av_guess_frame_rate(input.format, inStream, nil)
+        var sar = inStream.pointee.sample_aspect_ratio.num > 0 ? inStream.pointee.sample_aspect_ratio : dec.sample_aspect_ratio
+        if rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
+        var stream = EncoderStream(width: Int32(geometry.outputWidth), height: Int32(geometry.outputHeight), pixelFormat: outputFormat,
+                                   timeBase: inStream.pointee.time_base, frameRate: rate.num > 0 && rate.den > 0 ? rate : nil,
+                                   sampleAspectRatio: sar.num > 0 ? sar : nil,
+                                   colorPrimaries: AVCOL_PRI_BT709, colorTransfer: AVCOL_TRC_BT709, colorSpace: AVCOL_SPC_BT709,
+                                   colorRange: AVCOL_RANGE_MPEG,
+                                   globalHeader: output.format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0)
+        if bypass {
+            // The pixels keep their matrix; swscale only turns yuvj (full range) into limited range.
+            stream.colorPrimaries = dec.color_primaries
+            stream.colorTransfer = dec.color_trc
+            stream.colorSpace = dec.colorspace
+            stream.colorRange = format == AV_PIX_FMT_YUV420P && dec.color_range == AVCOL_RANGE_JPEG ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
+        }
+        let encoder = try VideoEncoder(settings: o.encoder, stream: stream, output: o.output, log: o.log)
+        o.log(.info, "encoder: \(encoder.description)")
+
+        let videoOut = try output.addStream()
+        try encoder.configure(videoOut, mp4Family: output.isMP4Family)
+        videoOut.pointee.sample_aspect_ratio = encoder.context.pointee.sample_aspect_ratio
+        videoOut.pointee.disposition = inStream.pointee.disposition
+        metadata.copyStream(from: inStream.pointee.metadata, to: &videoOut.pointee.metadata)
+        // The picture is rotated already; a leftover rotate tag would turn it again.
+        av_dict_set(&videoOut.pointee.metadata, "rotate", nil, 0)
+        av_dict_set(&videoOut.pointee.metadata, "encoder", nil, 0)
+        if bypass, let matrix = av_stream_get_side_data(inStream, AV_PKT_DATA_DISPLAYMATRIX, nil),
+           let copy = av_stream_new_side_data(videoOut, AV_PKT_DATA_DISPLAYMATRIX, 36) {
+            copy.update(from: matrix, count: 36)
+        }
+
+        let encode = EncodeStage(encoder: encoder, stream: videoOut, output: output, options: o,
+                                 mediaStart: input.startSeconds, mediaDuration: input.durationSeconds)
+        let gpu = bypass ? nil : GPUStage(GPUStage.Settings(geometry: geometry, sourceColor: color, outputFormat: outputFormat,
+                                                            timeBase: inStream.pointee.time_base, mediaStart: input.startSeconds,
+                                                            overlapReadback: !sequential), options: o)
+        return (gpu, encode, geometry)
+    }
+
+    /// Any other stream but audio: subtitles are copied packet for packet where the container can
+    /// hold them (else dropped with a warning); data streams and extra video streams are dropped.
+    private static func mapStream(_ s: UnsafeMutablePointer<AVStream>, _ o: TranscodeOptions, output: OutputFile,
+                                  metadata: MetadataPolicy) throws -> OutputStreamHandler? {
+        let i = Int(s.pointee.index)
+        let par = s.pointee.codecpar!
+        let type = par.pointee.codec_type
+        let codecName = String(cString: avcodec_get_name(par.pointee.codec_id))
+        let ext = pathExtension(o.output)
+        switch type {
+        case AVMEDIA_TYPE_SUBTITLE:
+            guard output.canHold(par.pointee.codec_id) else {
+                o.log(.warning, "\(o.output): subtitle stream #\(i) (\(codecName)) dropped: .\(ext) cannot hold it (.mkv can)")
+                return nil
+            }
+        case AVMEDIA_TYPE_VIDEO:
+            o.log(.info, "extra video stream #\(i) (\(codecName)) dropped: only the best video stream is filtered")
+            return nil
+        default:
+            o.log(.info, "stream #\(i) (\((av_get_media_type_string(type).map { String(cString: $0) } ?? "data")) \(codecName)) dropped")
+            return nil
+        }
+        let os = try output.addStream()
+        try check(avcodec_parameters_copy(os.pointee.codecpar, par), .internal, path: o.output, "copying stream parameters")
+        os.pointee.codecpar.pointee.codec_tag = 0
+        os.pointee.time_base = s.pointee.time_base
+        os.pointee.disposition = s.pointee.disposition
+        metadata.copyStream(from: s.pointee.metadata, to: &os.pointee.metadata)
+        return StreamCopyHandler(from: s, inputPath: o.input, to: os, output: output, log: o.log)
+    }
+}

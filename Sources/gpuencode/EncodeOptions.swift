@@ -1,0 +1,130 @@
+import ArgumentParser
+import GPUEncodeKit
+
+/// The encode settings' flags, declared once for the transcode and `batch` from the library's
+/// table (`EncodeSetting.all`: names, help, rules), so both commands take the same flags with the
+/// same checks as manifest columns and preset "encode" blocks.
+struct EncodeOptions: ParsableArguments {
+    @Option(name: flagNames("codec"), help: flagHelp("codec"))
+    var codec: String?
+
+    @Option(name: flagNames("encoder"), help: flagHelp("encoder"))
+    var encoder: String?
+
+    @Option(name: flagNames("speed"), help: flagHelp("speed"))
+    var speed: String?
+
+    /// `--x264-preset`, the old name of --speed (hidden).
+    @Option(name: .customLong("x264-preset"), help: ArgumentHelp("Old name of --speed.", visibility: .hidden))
+    var x264Preset: String?
+
+    @Option(name: flagNames("crf"), help: flagHelp("crf"))
+    var crf: String?
+
+    @Option(name: flagNames("bitrate"), help: flagHelp("bitrate"))
+    var bitrate: String?
+
+    @Option(name: flagNames("keyint"), help: flagHelp("keyint"))
+    var keyint: String?
+
+    @Option(name: flagNames("tune"), help: flagHelp("tune"))
+    var tune: String?
+
+    @Option(name: flagNames("profile"), help: flagHelp("profile"))
+    var profile: String?
+
+    @Option(name: flagNames("x264Params"), help: flagHelp("x264Params"))
+    var x264Params: String?
+
+    @Option(name: flagNames("x265Params"), help: flagHelp("x265Params"))
+    var x265Params: String?
+
+    @Option(name: flagNames("svtav1Params"), help: flagHelp("svtav1Params"))
+    var svtav1Params: String?
+
+    @Option(name: flagNames("threads"), help: flagHelp("threads"))
+    var threads: String?
+
+    @Option(name: flagNames("hwaccel"), help: flagHelp("hwaccel"))
+    var hwaccel: String?
+
+    @Option(name: flagNames("audio"), help: flagHelp("audio"))
+    var audio: String?
+
+    @Flag(name: .customLong("an", withSingleDash: true), help: "No audio (as --audio none).")
+    var noAudio = false
+
+    @Option(name: flagNames("audioTracks"), help: flagHelp("audioTracks"))
+    var audioTracks: String?
+
+    @Option(name: flagNames("audioBitrate"), help: flagHelp("audioBitrate"))
+    var audioBitrate: String?
+
+    @Flag(name: flagNames("stripMetadata"), help: flagHelp("stripMetadata"))
+    var stripMetadata = false
+
+    @Flag(name: flagNames("noLocation"), help: flagHelp("noLocation"))
+    var noLocation = false
+
+    @Option(name: flagNames("metadata"), help: flagHelp("metadata"))
+    var metadata: [String] = []
+
+    /// Each given value with the setting it is for and the flag it was given as.
+    private var given: [(key: String, flag: String, value: String)] {
+        var list: [(String, String, String)] = []
+        func add(_ key: String, _ value: String?, flag: String? = nil) {
+            if let value { list.append((key, flag ?? EncodeSetting.named(key)!.flag, value)) }
+        }
+        add("codec", codec)
+        add("encoder", encoder)
+        add("speed", speed)
+        add("speed", x264Preset, flag: "--x264-preset")
+        add("crf", crf)
+        add("bitrate", bitrate)
+        add("keyint", keyint)
+        add("tune", tune)
+        add("profile", profile)
+        add("x264Params", x264Params)
+        add("x265Params", x265Params)
+        add("svtav1Params", svtav1Params)
+        add("threads", threads)
+        add("hwaccel", hwaccel)
+        add("audio", audio)
+        add("audio", noAudio ? "none" : nil, flag: "-an")
+        add("audioTracks", audioTracks)
+        add("audioBitrate", audioBitrate)
+        add("stripMetadata", stripMetadata ? "true" : nil)
+        add("noLocation", noLocation ? "true" : nil)
+        for entry in metadata { add("metadata", entry) }
+        return list
+    }
+
+    /// The settings given, each checked by its setting's rule; a usage error (64) names the flag.
+    /// `threadsMayBeAuto`: --threads 0 (the encoder chooses) is allowed; batch wants at least 1.
+    func overrides(threadsMayBeAuto: Bool) throws -> EncodeOverrides {
+        if speed != nil && x264Preset != nil { throw ValidationError("--speed and --x264-preset are the same setting; give one") }
+        var o = EncodeOverrides()
+        for (key, flag, value) in given {
+            let setting = EncodeSetting.named(key)!
+            if let problem = setting.apply(value, at: .commandLine, to: &o) { throw ValidationError("\(flag): \(problem)") }
+        }
+        if !threadsMayBeAuto, o.threads == 0 { throw ValidationError("--threads: 0 is out of range 1...\(EncoderSettings.threadsRange.upperBound)") }
+        return o
+    }
+}
+
+/// A setting's command-line spellings as argument-parser names: `--crf`, `-g` (short),
+/// `-c:v` (a long name with one dash, as ffmpeg writes it).
+private func flagNames(_ key: String) -> NameSpecification {
+    let setting = EncodeSetting.named(key)!
+    return NameSpecification(setting.flags.map { flag -> NameSpecification.Element in
+        if flag.hasPrefix("--") { return .customLong(String(flag.dropFirst(2))) }
+        let name = String(flag.dropFirst())
+        return name.count == 1 ? .customShort(name.first!) : .customLong(name, withSingleDash: true)
+    })
+}
+
+private func flagHelp(_ key: String) -> ArgumentHelp {
+    let setting = EncodeSetting.named(key)!
+    return setting.valueName.isEmpty ? ArgumentHelp(setting.help) : ArgumentHelp(setting.help, valueName: setting.valueName)
+}
