@@ -1,4 +1,5 @@
 import Glibc
+import GPUEncodeKit
 
 /// Encoder settings given for a whole batch (command line) or one job (manifest row); nil means
 /// "not given": a job's own value wins over the batch's, which wins over the preset's `encode`,

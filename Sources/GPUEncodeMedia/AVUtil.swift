@@ -1,12 +1,13 @@
 import CFFmpeg
 import CShim
+import GPUEncodeCore
 
-let AVERROR_EOF_VALUE = gpuencode_averror_eof()
-let AVERROR_EAGAIN_VALUE = gpuencode_averror_eagain()
-let AV_NOPTS = gpuencode_nopts_value()
-let AV_TIME_BASE_Q_VALUE = AVRational(num: 1, den: AV_TIME_BASE)
+package let AVERROR_EOF_VALUE = gpuencode_averror_eof()
+package let AVERROR_EAGAIN_VALUE = gpuencode_averror_eagain()
+package let AV_NOPTS = gpuencode_nopts_value()
+package let AV_TIME_BASE_Q_VALUE = AVRational(num: 1, den: AV_TIME_BASE)
 
-func averrorString(_ code: Int32) -> String {
+package func averrorString(_ code: Int32) -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     gpuencode_err2str(code, &buffer, buffer.count)
     return String(cString: buffer)
@@ -14,12 +15,12 @@ func averrorString(_ code: Int32) -> String {
 
 /// Throws a GPUEncodeError of `kind` when an FFmpeg call returns a negative code.
 @discardableResult
-func check(_ code: Int32, _ kind: GPUEncodeError.Kind, path: String?, _ what: @autoclosure () -> String) throws -> Int32 {
+package func check(_ code: Int32, _ kind: GPUEncodeError.Kind, path: String?, _ what: @autoclosure () -> String) throws -> Int32 {
     if code < 0 { throw GPUEncodeError(kind, path: path, "\(what()): \(averrorString(code))") }
     return code
 }
 
-func seconds(_ ts: Int64, _ tb: AVRational) -> Double {
+package func seconds(_ ts: Int64, _ tb: AVRational) -> Double {
     Double(ts) * av_q2d(tb)
 }
 
@@ -29,13 +30,4 @@ public enum MediaLog {
         // FFmpeg's own lines would break the one-line error rule; -v shows its warnings.
         gpuencode_set_log_level(verbose ? AV_LOG_WARNING : AV_LOG_QUIET)
     }
-}
-
-/// The planes of a planar or semi-planar frame (3 for yuv420p, 2 for NV12).
-func framePlanes(_ frame: UnsafeMutablePointer<AVFrame>) -> [Plane] {
-    let f = frame.pointee
-    let count = Int(av_pix_fmt_count_planes(AVPixelFormat(rawValue: f.format)))
-    let data = [f.data.0, f.data.1, f.data.2]
-    let strides = [f.linesize.0, f.linesize.1, f.linesize.2]
-    return (0..<min(count, 3)).map { Plane(data: data[$0]!, stride: Int(strides[$0])) }
 }

@@ -1,3 +1,6 @@
+import GPUEncodeCore
+import GPUEncodeFilters
+
 /// A loaded preset written back as JSON (`gpuencode presets show`): version 1, the chain form,
 /// with `extends` applied, every parameter given (defaults filled in) and a graph compiled into its
 /// chain (nodes keep their names as ids; `{"node": NAME}` steps bring back an earlier node's

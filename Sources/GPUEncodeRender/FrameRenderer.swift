@@ -1,5 +1,6 @@
 import CEGL
-import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeFilters
 
 /// Clockwise rotation that makes the picture upright, from the stream's display matrix.
 public enum Rotation: Int, Sendable {
@@ -47,14 +48,6 @@ public struct RenderGeometry: Sendable {
         let (cw, ch) = ChainRenderer.outputSize(of: filters, width: uprightWidth, height: uprightHeight)
         outputWidth = max(2, cw & ~1)
         outputHeight = max(2, ch & ~1)
-    }
-
-    /// The geometry for frames of `format` (a planar 8-bit Y'CbCr format) at this size.
-    public init(width: Int32, height: Int32, format: AVPixelFormat, rotation: Rotation, filters: [FilterInstance] = []) {
-        let desc = av_pix_fmt_desc_get(format)!.pointee
-        self.init(sourceWidth: Int(width), sourceHeight: Int(height),
-                  chromaShiftX: Int(desc.log2_chroma_w), chromaShiftY: Int(desc.log2_chroma_h), rotation: rotation,
-                  filters: filters)
     }
 
     var chromaWidth: Int { (sourceWidth + (1 << chromaShiftX) - 1) >> chromaShiftX }
@@ -128,7 +121,7 @@ public final class FrameRenderer {
 
     /// `limits`: the current context's, unless a test plans for another GPU.
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
-                pixelBuffers: Bool = false, limits: GPULimits? = nil) throws {
+                pixelBuffers: Bool = false, copyThreads: Int? = nil, limits: GPULimits? = nil) throws {
         geometry = g
         self.path = path
         let limits = limits ?? GPULimits.current()
@@ -144,7 +137,7 @@ public final class FrameRenderer {
         packed = direct && FrameRenderer.isUpright420(g)
         if direct && !filters.isEmpty { passes = [FrameRenderer.fusedPassLine(filters)] }
         let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
-        transfers = writesNV12 && pixelBuffers ? TransferBuffers(count: 3 + 3 * FrameRenderer.readSets) : nil
+        transfers = writesNV12 && pixelBuffers ? TransferBuffers(count: 3 + 3 * FrameRenderer.readSets, copyThreads: copyThreads) : nil
         if packed {
             planes = [
                 Texture(width: (g.sourceWidth + 3) / 4, height: g.sourceHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
@@ -639,10 +632,4 @@ public final class FrameRenderer {
         cr = yuv.z;
     }
     """
-}
-
-extension String {
-    func replacingAll(_ target: String, with replacement: String) -> String {
-        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
-    }
 }

@@ -1,3 +1,5 @@
+import GPUEncodeCore
+
 /// One rule per encoder setting, for every place that takes one: the transcode's and the batch's
 /// command lines, manifest columns and a preset's "encode" block. Each returns nil when the value is
 /// valid, else what is wrong with it; the caller says where (`--keyint`, a manifest row, a JSON

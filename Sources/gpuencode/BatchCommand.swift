@@ -1,5 +1,6 @@
 import ArgumentParser
 import CShim
+import GPUEncodeBatch
 import GPUEncodeKit
 import Glibc
 
@@ -178,7 +179,7 @@ struct BatchCommand: ParsableCommand {
         request.outDir = outDir
         request.template = name
         request.presetSpec = preset
-        request.presetDirectories = presetDirs
+        request.presetDirectories = presetDirs + (Environment.userPresetDirectory.map { [$0] } ?? [])
         request.allowed = try readAccess.allowed()
         request.overrides = EncodeOverrides(crf: crf, x264Preset: x264Preset, tune: tune, bitrate: bitrate.flatMap(parseRate), keyint: keyint, profile: profile)
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CShim
+import GPUEncodeBatch
 import GPUEncodeKit
 import Glibc
 
@@ -160,7 +161,8 @@ struct GPUEncode: ParsableCommand {
         if let n = benchmarkFilters {
             do {
                 let selection = try resolveGPU(gpu)
-                let r = try FilterBenchmark.run(input: input!, preset: try PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed()).load(preset), gpu: selection, path: path, frames: n)
+                let r = try FilterBenchmark.run(input: input!, preset: try PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed()).load(preset), gpu: selection, path: path, frames: n,
+                                                transfer: Environment.transfer, synchronous: Environment.synchronousBenchmark)
                 print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
             } catch let error as GPUEncodeError {
                 fputs("gpuencode: error: \(error.description)\n", stderr)
@@ -183,7 +185,7 @@ struct GPUEncode: ParsableCommand {
                 duration = try Comparison.duration(of: input!)
                 if duration == nil { throw GPUEncodeError(.usage, path: input!, "the file does not tell its duration, which --split-animate needs") }
             }
-            let library = PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed())
+            let library = PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed())
             let preset = try comparison.apply(to: try library.load(self.preset), duration: duration, animate: splitAnimate, library: library)
             if ImageIO.isImagePath(output!) {
                 // A picture out (as GPUImage's picture output): the first frame of a movie, or a
@@ -194,6 +196,7 @@ struct GPUEncode: ParsableCommand {
             var options = TranscodeOptions(input: input!, output: output!, preset: preset)
             options.overwrite = overwrite
             options.renderPath = path
+            options.transfer = Environment.transfer
             options.sequential = deterministic
             // A flag given on the command line wins over the preset's "encode", which wins over the
             // defaults: the same resolution a batch job gets.
@@ -321,6 +324,9 @@ for i in 1..<Int(CommandLine.argc) {
         exit(64)
     }
 }
+
+// The filters that read pictures and movies (image, lookup, video) decode them with FFmpeg.
+FilterMedia.install(FFmpegFilterMedia())
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if let first = arguments.first, let command = subcommands[first] {

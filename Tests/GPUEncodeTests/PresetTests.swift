@@ -1,8 +1,17 @@
 @testable import GPUEncodeKit
+@testable import GPUEncodeCore
+@testable import GPUEncodeRender
 import XCTest
 
 /// Preset parsing and validation: errors must name the file, the position and the JSON path.
 final class PresetTests: XCTestCase {
+    // Presets load in this process: their pictures and movies decode through the FFmpeg decoder
+    // the command line installs at start.
+    override class func setUp() {
+        super.setUp()
+        FilterMedia.install(FFmpegFilterMedia())
+    }
+
     func testBuiltinPresetsLoad() throws {
         XCTAssertTrue(Preset.builtinNames.contains("sepia"))
         XCTAssertTrue(Preset.builtinNames.contains("identity"))

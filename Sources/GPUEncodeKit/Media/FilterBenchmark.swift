@@ -12,7 +12,8 @@ public enum FilterBenchmark {
         public var fps: Double { Double(frames) / seconds }
     }
 
-    public static func run(input path: String, preset: Preset, gpu: GPUSelection, path renderPath: RenderPath = .direct, frames: Int) throws -> Result {
+    public static func run(input path: String, preset: Preset, gpu: GPUSelection, path renderPath: RenderPath = .direct, frames: Int,
+                           transfer: TransferOptions = TransferOptions(), synchronous: Bool = false) throws -> Result {
         let input = try InputFile(path: path, threads: 0)
         let dec = input.decoder.pointee
         let (working, color) = Transcoder.workingFormat(for: dec.pix_fmt, colorspace: dec.colorspace, range: dec.color_range)
@@ -46,7 +47,7 @@ public enum FilterBenchmark {
 
         let gl = try GLContext(selection: gpu)
         let renderer = try FrameRenderer(geometry: geometry, source: color, filters: preset.filters, path: renderPath,
-                                         pixelBuffers: usePixelBuffers(gl))
+                                         pixelBuffers: transfer.usePixelBuffers(gl), copyThreads: transfer.copyThreads)
         let out = av_frame_alloc()!
         defer { var o: UnsafeMutablePointer<AVFrame>? = out; av_frame_free(&o) }
         out.pointee.width = Int32(geometry.outputWidth)
@@ -55,8 +56,8 @@ public enum FilterBenchmark {
         try check(av_frame_get_buffer(out, 0), .internal, path: nil, "frame allocation")
         func planes(_ f: UnsafeMutablePointer<AVFrame>) -> [Plane] { framePlanes(f) }
         // With pixel buffer objects a frame's readback overlaps the next frame's upload and draw
-        // (one frame of latency), as the transcode's GPU stage does.
-        let pipelined = renderer.canPipeline && getenv("GPUENCODE_SYNC") == nil
+        // (one frame of latency), as the transcode's GPU stage does; `synchronous` measures without.
+        let pipelined = renderer.canPipeline && !synchronous
         func run(_ count: Int) throws {
             for i in 0..<count {
                 if pipelined {

@@ -12,6 +12,8 @@ public struct TranscodeOptions: Sendable {
     public var hwaccel: HardwareAcceleration = .none
     public var gpu: GPUSelection = .auto
     public var renderPath: RenderPath = .direct
+    /// Pixel buffer objects or client memory, and copy threads: the renderer's choice unless measuring.
+    public var transfer = TransferOptions()
     /// Decode, GPU and encode one after another on the calling thread instead of pipelined.
     public var sequential = false
     /// Decoder threads; 0 lets libavcodec choose.
@@ -527,7 +529,7 @@ public final class Transcoder {
         let limits = GPULimits.current()
         options.log(.info, "GPU limits: \(limits)")
         let renderer = try FrameRenderer(geometry: geometry, source: sourceColor, filters: options.preset.filters, path: options.renderPath,
-                                         pixelBuffers: usePixelBuffers(gl), limits: limits)
+                                         pixelBuffers: options.transfer.usePixelBuffers(gl), copyThreads: options.transfer.copyThreads, limits: limits)
         for line in renderer.passes { options.log(.info, line) }
         return renderer
     }
