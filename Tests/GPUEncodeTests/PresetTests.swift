@@ -24,6 +24,17 @@ final class PresetTests: XCTestCase {
         }
     }
 
+    /// The library reads no environment: the program passes the user's folder (the CLI finds it with
+    /// `userDirectory(environment:)` from XDG_CONFIG_HOME or HOME).
+    func testUserPresetFolderIsAParameter() {
+        func env(_ values: [String: String]) -> (String) -> String? { { values[$0] } }
+        XCTAssertEqual(PresetLibrary.userDirectory(environment: env(["XDG_CONFIG_HOME": "/x", "HOME": "/h"])), "/x/gpuencode/presets")
+        XCTAssertEqual(PresetLibrary.userDirectory(environment: env(["XDG_CONFIG_HOME": "rel", "HOME": "/h"])), "/h/.config/gpuencode/presets")
+        XCTAssertNil(PresetLibrary.userDirectory(environment: env(["HOME": ""])))
+        XCTAssertEqual(PresetLibrary(presetDirectories: ["/a"], userDirectory: "/u").directories, ["/a", "/u"])
+        XCTAssertEqual(PresetLibrary().directories, [])
+    }
+
     func testDefaultsAreFilledIn() throws {
         let p = try Preset.parse(json: #"{"version": 1, "name": "x", "filters": [{"filter": "sepia"}]}"#, origin: "x.json")
         XCTAssertEqual(p.filters[0].values["intensity"], .float(1))
