@@ -1,4 +1,5 @@
 import Glibc
+import GPUEncodeKit
 
 /// One file to transcode: an input, its output and the preset with its settings.
 public struct BatchJob: Sendable {

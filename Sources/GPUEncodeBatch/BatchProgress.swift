@@ -1,4 +1,5 @@
 import Glibc
+import GPUEncodeKit
 
 /// Progress of a batch on stderr: on a terminal one live line per running job and a total bar with
 /// an ETA; as JSON lines (one event per job start, per second of a job's progress and per job end,

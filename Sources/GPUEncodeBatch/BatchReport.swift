@@ -1,4 +1,5 @@
 import Glibc
+import GPUEncodeKit
 
 public enum JobStatus: String, Sendable {
     case ok, failed, skipped

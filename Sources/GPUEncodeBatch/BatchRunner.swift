@@ -1,5 +1,6 @@
-import CShim
+import CSystemShim
 import Glibc
+import GPUEncodeKit
 
 /// Receives what happens to the jobs, from the worker threads (implementations lock themselves).
 public protocol BatchObserver: AnyObject, Sendable {

@@ -1,4 +1,5 @@
 import Glibc
+import GPUEncodeKit
 
 /// What a finished job leaves in the state file, so that a rerun knows whether its output is still
 /// what this input, preset and gpuencode would make.

@@ -2,7 +2,7 @@ import Glibc
 
 /// A blocking FIFO with a fixed capacity: the stages of the pipeline hand frames through these,
 /// so frames in flight (and memory) stay constant whatever the length of the input.
-final class BoundedQueue<Element>: @unchecked Sendable {
+package final class BoundedQueue<Element>: @unchecked Sendable {
     private var items: [Element] = []
     private var head = 0
     private let capacity: Int
@@ -13,7 +13,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     /// The most items ever held at once; tests read it to prove the bound.
     private(set) var highWaterMark = 0
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         precondition(capacity > 0)
         self.capacity = capacity
         pthread_mutex_init(&mutex, nil)
@@ -31,7 +31,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
 
     /// Blocks while full. Returns false (and drops nothing into the queue) once closed.
     @discardableResult
-    func push(_ item: Element) -> Bool {
+    package func push(_ item: Element) -> Bool {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         while count >= capacity && !closed { pthread_cond_wait(&notFull, &mutex) }
@@ -43,7 +43,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     }
 
     /// Blocks while empty. Returns nil when closed and drained.
-    func pop() -> Element? {
+    package func pop() -> Element? {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         while count == 0 && !closed { pthread_cond_wait(&notEmpty, &mutex) }
@@ -59,7 +59,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     }
 
     /// No more pushes; consumers drain what is left, producers blocked in push return false.
-    func close() {
+    package func close() {
         pthread_mutex_lock(&mutex)
         closed = true
         pthread_cond_broadcast(&notEmpty)
@@ -68,7 +68,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     }
 
     /// Removes everything left (after an abort), handing each item to `body` for release.
-    func drain(_ body: (Element) -> Void) {
+    package func drain(_ body: (Element) -> Void) {
         pthread_mutex_lock(&mutex)
         let rest = items[head...]
         items = []
@@ -80,14 +80,14 @@ final class BoundedQueue<Element>: @unchecked Sendable {
 }
 
 /// A joinable POSIX thread running one closure.
-final class WorkerThread: @unchecked Sendable {
+package final class WorkerThread: @unchecked Sendable {
     private var thread = pthread_t()
     private let body: () -> Void
 
     /// Throws (one line, exit 1) when the system refuses another thread (the process or user
     /// thread limit, ulimit -u, or no memory for its stack) instead of trapping. `stackSize`
     /// (bytes) overrides the default; tests use an impossible one to make pthread_create fail.
-    init(name: String, stackSize: Int? = nil, _ body: @escaping () -> Void) throws {
+    package init(name: String, stackSize: Int? = nil, _ body: @escaping () -> Void) throws {
         self.body = body
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
@@ -105,24 +105,24 @@ final class WorkerThread: @unchecked Sendable {
         }
     }
 
-    func join() {
+    package func join() {
         pthread_join(thread, nil)
     }
 }
 
 /// A mutex-protected value for state the stages share (first error, counters).
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private var value: Value
     private var mutex = pthread_mutex_t()
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         pthread_mutex_init(&mutex, nil)
     }
 
     deinit { pthread_mutex_destroy(&mutex) }
 
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         return try body(&value)

@@ -5,12 +5,12 @@
 extension BinaryInteger where Self: FixedWidthInteger {
     /// `value` when it is a whole number this type can hold, else nil (the standard library's
     /// `init?(exactly:)`, named for what the call sites mean).
-    init?(wholeNumber value: Double) {
+    package init?(wholeNumber value: Double) {
         self.init(exactly: value)
     }
 
     /// `value` rounded toward zero when that fits this type, else nil (NaN and ±infinity too).
-    init?(inRange value: Double) {
+    package init?(inRange value: Double) {
         self.init(exactly: value.rounded(.towardZero))
     }
 }
@@ -23,4 +23,10 @@ public func roundedSeconds(_ seconds: Double, places: Int) -> String {
     for _ in 0..<places { scale *= 10 }
     guard abs(seconds) < 1e15 else { return formatNumber(seconds) }
     return formatNumber((seconds * scale).rounded(.towardZero) / scale)
+}
+
+/// A number as JSON and messages show it: whole numbers without a fraction.
+package func formatNumber(_ v: Double) -> String {
+    if v == v.rounded() && abs(v) < 1e15 { return String(Int64(v)) }
+    return String(v)
 }

@@ -5,7 +5,7 @@ import Glibc
 /// itself is replaced by a rename on every write (a lock on it would hold an old inode). The lock
 /// file stays (removing it would let a waiter lock an unlinked inode while a newcomer locks a new
 /// one); it is empty, opened without following a symlink and never written.
-func withFileLock<R>(for path: String, _ body: () throws -> R) throws -> R {
+package func withFileLock<R>(for path: String, _ body: () throws -> R) throws -> R {
     let lockPath = path + ".lock"
     let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o666)
     guard fd >= 0 else {

@@ -1,4 +1,4 @@
-import CShim
+import CSystemShim
 import Glibc
 
 /// A hidden temporary beside an output, created so that nothing at its name is ever followed or
@@ -8,17 +8,17 @@ import Glibc
 /// carries our PID and a tag of our PID namespace and boot, so a later run can remove the
 /// temporaries of killed processes (`removeStale`): `.gpuencode-PID-TAG-RANDOM.partial`, 55 bytes
 /// at most.
-struct TemporaryFile {
+package struct TemporaryFile {
     static let prefix = ".gpuencode-"
     static let suffix = ".partial"
 
-    let path: String
-    let fd: Int32
+    package let path: String
+    package let fd: Int32
     /// The file we created, to make sure cleanup removes ours and not something put in its place.
     private let identity: (dev: UInt, ino: UInt)
 
     /// Creates the temporary in `dir`; `target` is the output it stands for (for error messages).
-    init(in dir: String, for target: String) throws {
+    package init(in dir: String, for target: String) throws {
         var attempt = 0
         while true {
             // 64 random bits: a name that exists already is someone else's (or a trap); try another.
@@ -41,10 +41,10 @@ struct TemporaryFile {
     }
 
     /// Closes the descriptor; false (errno set) when the close reports a delayed write error.
-    func close() -> Bool { Glibc.close(fd) == 0 }
+    package func close() -> Bool { Glibc.close(fd) == 0 }
 
     /// Removes the temporary if the name still holds the file we created.
-    func remove() {
+    package func remove() {
         var st = stat()
         guard lstat(path, &st) == 0, UInt(st.st_dev) == identity.dev, UInt(st.st_ino) == identity.ino else { return }
         unlink(path)
@@ -53,7 +53,7 @@ struct TemporaryFile {
     /// Moves the finished temporary to `finalPath`. Without `overwrite`, a file that appeared at
     /// `finalPath` since the start (another gpuencode writing the same output) is never replaced:
     /// this run loses with 73 and removes its temporary. With `overwrite`, rename(2) replaces it.
-    func commit(to finalPath: String, overwrite: Bool) throws {
+    package func commit(to finalPath: String, overwrite: Bool) throws {
         if overwrite {
             guard rename(path, finalPath) == 0 else {
                 let reason = errnoString()
@@ -80,7 +80,7 @@ struct TemporaryFile {
     /// unrelated process keeps its file until that process ends: safe, never wrong. `legacyBase`
     /// also removes the older `.NAME.PID.partial` of that one output, which has no tag: only when
     /// untouched for an hour as well (no live writer goes that long without writing).
-    static func removeStale(in dir: String, legacyBase: String? = nil) {
+    package static func removeStale(in dir: String, legacyBase: String? = nil) {
         guard let d = opendir(dir) else { return }
         defer { closedir(d) }
         let fdDir = dirfd(d)
@@ -160,7 +160,7 @@ private func hex16(_ v: UInt64) -> String {
 ///
 /// `removingStale`: first remove temporaries of dead runs from the folder. Outputs do; the batch's
 /// state and report, saved after every job, do not (a folder scan per job would grow with the batch).
-func writeFileAtomically(_ bytes: [UInt8], to path: String, overwrite: Bool, stopIfInterrupted: Bool = false,
+package func writeFileAtomically(_ bytes: [UInt8], to path: String, overwrite: Bool, stopIfInterrupted: Bool = false,
                          removingStale: Bool = true) throws {
     func checkSignal() throws {
         let sig = gpuencode_interrupt_signal()

@@ -54,7 +54,7 @@ public enum JSONWriter {
         }
     }
 
-    static func scalar(_ value: JSONValue) -> String? {
+    package static func scalar(_ value: JSONValue) -> String? {
         switch value.kind {
         case .null: return "null"
         case .bool(let b): return b ? "true" : "false"

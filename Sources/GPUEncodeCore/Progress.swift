@@ -15,7 +15,7 @@ public final class ProgressReporter: @unchecked Sendable {
     }
 
     /// `position` and `total` are seconds of media (total nil when unknown).
-    func update(frames: Int, position: Double, total: Double?, final: Bool = false) {
+    package func update(frames: Int, position: Double, total: Double?, final: Bool = false) {
         let now = monotonicSeconds()
         let interval = style == .terminal ? 0.25 : 1.0
         guard final || now - lastPrint >= interval else { return }
@@ -50,13 +50,13 @@ public final class ProgressReporter: @unchecked Sendable {
     }
 }
 
-func monotonicSeconds() -> Double {
+package func monotonicSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
-func format(_ v: Double, _ decimals: Int) -> String {
+package func format(_ v: Double, _ decimals: Int) -> String {
     guard v.isFinite else { return "-" }
     var p = 1.0
     for _ in 0..<decimals { p *= 10 }
@@ -70,7 +70,7 @@ func format(_ v: Double, _ decimals: Int) -> String {
     return s
 }
 
-func clock(_ seconds: Double) -> String {
+package func clock(_ seconds: Double) -> String {
     // An estimate from a file that lies about its length can be anything: no Int() of it unchecked.
     guard let t = Int(inRange: seconds.rounded()), t >= 0 else { return "-" }
     let (h, m, s) = (t / 3600, (t / 60) % 60, t % 60)

@@ -1,8 +1,8 @@
 import Glibc
 
 /// Why a file could not be read, in words to show after its name.
-struct FileReadError: Error {
-    let reason: String
+package struct FileReadError: Error {
+    package let reason: String
 }
 
 /// What a file is read as; each kind has a size cap (docs/presets.md, "Files a preset reads").
@@ -58,17 +58,17 @@ public enum ReadKind: Sendable {
 /// checked with fstat on the descriptor (no race with a rename between a check and the open), then
 /// switched back to blocking reads. Reads stop with an error past the kind's cap, also when the file
 /// grows while it is read.
-final class SafeFile {
+package final class SafeFile {
     let path: String
     let kind: ReadKind
     /// The size fstat reported at open.
-    let size: Int
+    package let size: Int
     private let fd: Int32
     private var consumed = 0
 
     /// `canonical`: the path was checked after `realpath` (see AllowedPaths), so its last component
     /// is no symlink; O_NOFOLLOW keeps a symlink swapped in after the check from being followed.
-    init(_ path: String, kind: ReadKind, canonical: Bool = false) throws {
+    package init(_ path: String, kind: ReadKind, canonical: Bool = false) throws {
         self.path = path
         self.kind = kind
         var fd: Int32
@@ -96,7 +96,7 @@ final class SafeFile {
 
     deinit { close(fd) }
 
-    static func describe(mode: mode_t) -> String {
+    package static func describe(mode: mode_t) -> String {
         switch mode & S_IFMT {
         case S_IFDIR: return "is a directory"
         case S_IFIFO: return "is a FIFO (named pipe)"
@@ -115,7 +115,7 @@ final class SafeFile {
     }
 
     /// Reads up to `buffer.count` bytes; 0 at the end of the file.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         var n: Int
         repeat { n = Glibc.read(fd, base, buffer.count) } while n < 0 && errno == EINTR
@@ -141,11 +141,11 @@ final class SafeFile {
 }
 
 /// A regular file's bytes, within the kind's cap.
-func readFileSafely(_ path: String, kind: ReadKind, canonical: Bool = false) throws -> [UInt8] {
+package func readFileSafely(_ path: String, kind: ReadKind, canonical: Bool = false) throws -> [UInt8] {
     try SafeFile(path, kind: kind, canonical: canonical).readAll()
 }
 
 /// A regular file's text (invalid UTF-8 becomes U+FFFD), within the kind's cap.
-func readTextFileSafely(_ path: String, kind: ReadKind, canonical: Bool = false) throws -> String {
+package func readTextFileSafely(_ path: String, kind: ReadKind, canonical: Bool = false) throws -> String {
     String(decoding: try readFileSafely(path, kind: kind, canonical: canonical), as: UTF8.self)
 }

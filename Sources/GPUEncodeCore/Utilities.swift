@@ -52,12 +52,12 @@ public struct FNV1a64: Sendable {
 }
 
 /// Size and modification time of a file (nil when it does not exist).
-struct FileStamp: Equatable {
-    let size: Int64
+package struct FileStamp: Equatable {
+    package let size: Int64
     /// Nanoseconds since the epoch.
-    let mtime: Int64
+    package let mtime: Int64
 
-    init?(_ path: String) {
+    package init?(_ path: String) {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         size = Int64(st.st_size)
@@ -66,12 +66,12 @@ struct FileStamp: Equatable {
 }
 
 /// Shell-style patterns (`*.mp4`) matched against a file's name, as fnmatch(3) does.
-func globMatches(_ pattern: String, _ name: String) -> Bool {
+package func globMatches(_ pattern: String, _ name: String) -> Bool {
     fnmatch(pattern, name, 0) == 0
 }
 
 /// The entries of a folder, sorted by name (byte order), without `.` and `..`; nil if it cannot be read.
-func directoryEntries(_ dir: String) -> [String]? {
+package func directoryEntries(_ dir: String) -> [String]? {
     guard let d = opendir(dir) else { return nil }
     defer { closedir(d) }
     var names: [String] = []
@@ -86,14 +86,14 @@ func directoryEntries(_ dir: String) -> [String]? {
 }
 
 /// `a/b` + `c` without doubled slashes.
-func joinPath(_ a: String, _ b: String) -> String {
+package func joinPath(_ a: String, _ b: String) -> String {
     if a.isEmpty || a == "." { return b }
     if b.isEmpty { return a }
     return a.hasSuffix("/") ? a + b : a + "/" + b
 }
 
 /// Removes `.` components, doubled slashes and a trailing slash; keeps `..` (no symlink resolution).
-func normalizePath(_ path: String) -> String {
+package func normalizePath(_ path: String) -> String {
     let absolute = path.hasPrefix("/")
     var parts: [Substring] = []
     for p in path.split(separator: "/", omittingEmptySubsequences: true) {
@@ -107,7 +107,7 @@ func normalizePath(_ path: String) -> String {
 }
 
 /// The path made absolute against the working directory, then normalised: the key for collisions.
-func absolutePath(_ path: String) -> String {
+package func absolutePath(_ path: String) -> String {
     if path.hasPrefix("/") { return normalizePath(path) }
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     guard getcwd(&buffer, buffer.count) != nil else { return normalizePath(path) }
@@ -117,7 +117,7 @@ func absolutePath(_ path: String) -> String {
 
 /// The path with its folder resolved to a real path (symlinks, `.` and `..`), keeping the file
 /// name as it is; a folder not made yet resolves through its nearest existing ancestor.
-func canonicalOutputPath(_ path: String) -> String {
+package func canonicalOutputPath(_ path: String) -> String {
     let (dir, base) = splitPath(absolutePath(path))
     var existing = dir
     var missing: [String] = []
@@ -133,7 +133,7 @@ func canonicalOutputPath(_ path: String) -> String {
 }
 
 /// Creates a folder and its parents (mkdir -p).
-func makeDirectories(_ path: String) throws {
+package func makeDirectories(_ path: String) throws {
     if path.isEmpty || isDirectory(path) { return }
     let parent = splitPath(path).dir
     if parent != path { try makeDirectories(parent) }
@@ -143,14 +143,14 @@ func makeDirectories(_ path: String) throws {
 }
 
 /// Writes a text file through a temporary and a rename (reports and state: never half-written).
-func writeTextAtomically(_ text: String, to path: String) throws {
+package func writeTextAtomically(_ text: String, to path: String) throws {
     let dir = splitPath(path).dir
     try makeDirectories(dir)
     try writeFileAtomically(Array(text.utf8), to: path, overwrite: true, removingStale: false)
 }
 
 /// UTC time as ISO 8601 (`2024-05-01T12:00:00Z`).
-func isoTimestamp() -> String {
+package func isoTimestamp() -> String {
     var t = time(nil)
     var parts = tm()
     gmtime_r(&t, &parts)
@@ -165,7 +165,7 @@ public func onlineCores() -> Int {
 
 /// Minimal RFC 4180 CSV: commas, double-quoted fields with `""` escapes, CRLF or LF line ends.
 /// Returns rows with the 1-based line each started on.
-func parseCSV(_ text: String) throws -> [(line: Int, fields: [String])] {
+package func parseCSV(_ text: String) throws -> [(line: Int, fields: [String])] {
     var rows: [(Int, [String])] = []
     var field = ""
     var fields: [String] = []
@@ -208,7 +208,7 @@ func parseCSV(_ text: String) throws -> [(line: Int, fields: [String])] {
     return rows
 }
 
-func xmlEscape(_ s: String) -> String {
+package func xmlEscape(_ s: String) -> String {
     var out = ""
     for u in s.unicodeScalars {
         switch u {
@@ -226,23 +226,23 @@ func xmlEscape(_ s: String) -> String {
 }
 
 extension JSONValue {
-    static func str(_ s: String?) -> JSONValue { s.map { JSONValue(.string($0)) } ?? JSONValue(.null) }
-    static func num(_ n: Double?) -> JSONValue { n.flatMap { $0.isFinite ? JSONValue(.number($0)) : nil } ?? JSONValue(.null) }
-    static func int(_ n: Int?) -> JSONValue { n.map { JSONValue(.number(Double($0))) } ?? JSONValue(.null) }
-    static func int64(_ n: Int64?) -> JSONValue { n.map { JSONValue(.number(Double($0))) } ?? JSONValue(.null) }
-    static func obj(_ members: [(String, JSONValue)]) -> JSONValue { JSONValue(.object(members.map { (key: $0.0, value: $0.1) })) }
-    static func arr(_ items: [JSONValue]) -> JSONValue { JSONValue(.array(items)) }
+    package static func str(_ s: String?) -> JSONValue { s.map { JSONValue(.string($0)) } ?? JSONValue(.null) }
+    package static func num(_ n: Double?) -> JSONValue { n.flatMap { $0.isFinite ? JSONValue(.number($0)) : nil } ?? JSONValue(.null) }
+    package static func int(_ n: Int?) -> JSONValue { n.map { JSONValue(.number(Double($0))) } ?? JSONValue(.null) }
+    package static func int64(_ n: Int64?) -> JSONValue { n.map { JSONValue(.number(Double($0))) } ?? JSONValue(.null) }
+    package static func obj(_ members: [(String, JSONValue)]) -> JSONValue { JSONValue(.object(members.map { (key: $0.0, value: $0.1) })) }
+    package static func arr(_ items: [JSONValue]) -> JSONValue { JSONValue(.array(items)) }
 
-    var stringValue: String? { if case .string(let s) = kind { return s }; return nil }
-    var numberValue: Double? { if case .number(let n) = kind { return n }; return nil }
+    package var stringValue: String? { if case .string(let s) = kind { return s }; return nil }
+    package var numberValue: Double? { if case .number(let n) = kind { return n }; return nil }
     var boolValue: Bool? { if case .bool(let b) = kind { return b }; return nil }
-    var arrayValue: [JSONValue]? { if case .array(let a) = kind { return a }; return nil }
-    var objectMembers: [(key: String, value: JSONValue)]? { if case .object(let m) = kind { return m }; return nil }
-    var isNull: Bool { if case .null = kind { return true }; return false }
+    package var arrayValue: [JSONValue]? { if case .array(let a) = kind { return a }; return nil }
+    package var objectMembers: [(key: String, value: JSONValue)]? { if case .object(let m) = kind { return m }; return nil }
+    package var isNull: Bool { if case .null = kind { return true }; return false }
 }
 
 /// One JSON value on one line (JSON-lines progress events).
-func compactJSON(_ value: JSONValue) -> String {
+package func compactJSON(_ value: JSONValue) -> String {
     switch value.kind {
     case .object(let members):
         return "{" + members.map { JSONWriter.quote($0.key) + ":" + compactJSON($0.value) }.joined(separator: ",") + "}"

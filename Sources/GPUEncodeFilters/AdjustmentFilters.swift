@@ -1,3 +1,5 @@
+import GPUEncodeCore
+
 // GPUImage's basic adjustments, with its definitions and ranges.
 
 public enum BrightnessFilter {

@@ -1,4 +1,5 @@
 import Glibc
+import GPUEncodeCore
 
 /// Where the files a preset names may be: under the preset's own folder, or under a folder named
 /// with `--allow-path DIR`. A preset is data that may come from anywhere (a download, a shared
@@ -54,11 +55,4 @@ public struct AllowedPaths: Sendable, Equatable {
     static func isInside(_ path: String, _ root: String) -> Bool {
         root == "/" || path == root || path.hasPrefix(root + "/")
     }
-}
-
-/// `realpath(3)`: absolute, symlinks and `..` resolved; nil (errno set) when it does not exist.
-func realPath(_ path: String) -> String? {
-    guard let p = realpath(path, nil) else { return nil }
-    defer { free(p) }
-    return String(cString: p)
 }

@@ -1,4 +1,5 @@
 import Glibc
+import GPUEncodeCore
 
 /// A parsed `.cube` file in either dialect (docs/luts.md):
 /// - Adobe/Iridas: `LUT_1D_SIZE` or `LUT_3D_SIZE`, with optional `DOMAIN_MIN` / `DOMAIN_MAX`

@@ -1,3 +1,5 @@
+import GPUEncodeCore
+
 /// A filter is GLSL plus typed parameters. Point filters are a function of one colour (and its
 /// position), so the chain fuses consecutive ones into one fragment shader (Movit's approach) and a
 /// run of them costs one pass. Sampling filters read their input at other positions and get passes of
@@ -168,12 +170,17 @@ public struct ResourceContext: Sendable {
     public var origin: String?
     /// Folders beyond `baseDirectory` that file references may point into (`--allow-path`).
     public var allowed: AllowedPaths
+    /// A built-in preset's embedded files by name (`assets/NAME`), from the presets layer, which
+    /// embeds them; nil when there are none.
+    public var embeddedFile: (@Sendable (String) -> [UInt8]?)?
 
-    public init(baseDirectory: String?, builtin: Bool = false, origin: String? = nil, allowed: AllowedPaths = .none) {
+    public init(baseDirectory: String?, builtin: Bool = false, origin: String? = nil, allowed: AllowedPaths = .none,
+                embeddedFile: (@Sendable (String) -> [UInt8]?)? = nil) {
         self.baseDirectory = baseDirectory
         self.builtin = builtin
         self.origin = origin
         self.allowed = allowed
+        self.embeddedFile = embeddedFile
     }
 
     /// The path as written, joined to the preset's folder when relative (for messages and for
@@ -193,7 +200,7 @@ public struct ResourceContext: Sendable {
 
     /// The bytes of a file a parameter names: a regular file within `kind`'s size cap.
     public func readFile(_ path: String, kind: ReadKind) throws -> [UInt8] {
-        if builtin, let embedded = BuiltinPresetSources.file(path) { return embedded }
+        if builtin, let embedded = embeddedFile?(path) { return embedded }
         let checked = try checkedPath(path)
         do { return try readFileSafely(checked, kind: kind, canonical: baseDirectory != nil) } catch let e as FileReadError {
             throw FilterError("cannot read \(resolve(path)): \(e.reason)")
@@ -340,11 +347,6 @@ public struct Keyframes: Sendable, Equatable, CustomStringConvertible {
         let frames = zip(times, values).map { "[\(formatNumber($0)), \($1)]" }.joined(separator: ", ")
         return "{\"keyframes\": [\(frames)], \"easing\": \"\(easing.rawValue)\"}"
     }
-}
-
-func formatNumber(_ v: Double) -> String {
-    if v == v.rounded() && abs(v) < 1e15 { return String(Int64(v)) }
-    return String(v)
 }
 
 public struct ParameterDeclaration: Sendable {

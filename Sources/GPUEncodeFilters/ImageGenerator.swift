@@ -1,3 +1,5 @@
+import GPUEncodeCore
+
 // A still picture as a generator, mostly as a blend's `with` input (a logo, a frame, a texture).
 
 /// A PNG or JPEG file placed over the frame, keeping its alpha. The file is read and decoded once,
@@ -11,7 +13,7 @@ public enum ImageGeneratorFilter {
         summary: "A PNG/JPEG picture fitted to the frame (fill: cover and crop, fit: letterbox with transparent borders, stretch), keeping its alpha (a movie as an input is the video generator).",
         category: .generator,
         parameters: [
-            .file("file", extensions: ImageIO.readableExtensions, "the picture, relative to the preset file"),
+            .file("file", extensions: FilterMedia.pictureExtensions, "the picture, relative to the preset file"),
             .choice("fill", ["fit", "fill", "stretch"], default: "fill",
                     "fill covers the frame keeping the aspect ratio and crops the excess; fit shows it whole with transparent borders; stretch ignores the aspect ratio"),
         ],
@@ -50,7 +52,10 @@ public enum ImageGeneratorFilter {
             let path = f.string("file")
             guard !path.isEmpty else { throw FilterError("give the picture's file") }
             let picture: RGBAImage
-            do { picture = try ImageIO.decode(try context.readFile(path, kind: .image), name: context.resolve(path)) } catch let e as GPUEncodeError {
+            do {
+                let bytes = try context.readFile(path, kind: .image)
+                picture = try FilterMedia.required(for: context.resolve(path)).decodePicture(bytes, name: context.resolve(path))
+            } catch let e as GPUEncodeError {
                 throw FilterError(e.description)
             }
             // Premultiplied, in half floats so faint alpha keeps its colour precision.

@@ -1,3 +1,5 @@
+import GPUEncodeCore
+
 /// GPUImage's lookup image: 512 x 512, 8 x 8 tiles of 64 x 64. Tile (tx, ty) holds blue level
 /// ty * 8 + tx of 64; within a tile red grows to the right and green downwards, so pixel (x, y)
 /// of the identity image is (x mod 64, y mod 64, tile) scaled from 0...63 to 0...255.
@@ -20,7 +22,7 @@ public enum LookupImage {
     /// Decodes and checks a lookup image.
     public static func decode(_ bytes: [UInt8], name: String) throws -> RGBAImage {
         let image: RGBAImage
-        do { image = try ImageIO.decode(bytes, name: name) } catch let e as GPUEncodeError {
+        do { image = try FilterMedia.required(for: name).decodePicture(bytes, name: name) } catch let e as GPUEncodeError {
             throw FilterError("\(name): \(e.message)")
         }
         guard image.width == size, image.height == size else {

@@ -1,3 +1,5 @@
+import GPUEncodeCore
+
 // A second video as a generator, mostly as a blend's `with` input (light leaks, film grain plates,
 // a picture-in-picture clip). The still-picture counterpart is `image` (ImageGenerator.swift).
 
@@ -5,7 +7,8 @@
 /// presentation interval contains the output's time (less `offset`), so overlays of any frame rate,
 /// variable ones included, stay in step. The file is opened and its first frame decoded when the
 /// preset loads (a missing file or one without video is a preset error with its line), then opened
-/// again once per run by the renderer, which decodes forward (Media/OverlayDecoder.swift).
+/// again once per run by the renderer, which decodes forward (through `FilterMedia`: in GPUEncodeKit,
+/// Media/OverlayDecoder.swift).
 public enum VideoInputFilter {
     /// File name endings taken as movies (in `file`, and a blend's `"with": "clip.mp4"`).
     public static let movieExtensions = ["mp4", "mov", "mkv", "webm", "m4v", "avi"]
@@ -35,11 +38,12 @@ public enum VideoInputFilter {
         return d
     }()
 
-    static func open(_ f: FilterInstance, _ context: ResourceContext) throws -> OverlayDecoder {
+    static func open(_ f: FilterInstance, _ context: ResourceContext) throws -> any DynamicSource {
         let path = f.string("file")
         guard !path.isEmpty else { throw FilterError("give the movie's file") }
         do {
-            return try OverlayDecoder(path: try context.checkedPath(path), loop: f["loop"] == .bool(true), offset: f.double("offset"))
+            let checked = try context.checkedPath(path)
+            return try FilterMedia.required(for: context.resolve(path)).openMovie(path: checked, loop: f["loop"] == .bool(true), offset: f.double("offset"))
         } catch let e as GPUEncodeError {
             throw FilterError(e.description)
         }

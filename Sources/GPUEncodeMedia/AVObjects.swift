@@ -1,3 +1,5 @@
+import GPUEncodeCore
+
 import CFFmpeg
 
 /// An AVFrame this object owns: freed when the last reference goes, so no code path (an early
@@ -14,7 +16,7 @@ public final class Frame: PlaneBuffer, @unchecked Sendable {
     }
 
     /// Takes ownership of a frame allocated elsewhere (a frame pool, a converter).
-    init(taking frame: UnsafeMutablePointer<AVFrame>) {
+    package init(taking frame: UnsafeMutablePointer<AVFrame>) {
         pointer = frame
     }
 
@@ -24,34 +26,34 @@ public final class Frame: PlaneBuffer, @unchecked Sendable {
     }
 
     /// Drops the buffers, keeping the AVFrame for the next decode.
-    func unref() { av_frame_unref(pointer) }
+    package func unref() { av_frame_unref(pointer) }
 
-    var pts: Int64 {
+    package var pts: Int64 {
         get { pointer.pointee.pts }
         set { pointer.pointee.pts = newValue }
     }
 
     /// The frame's length in its stream's time base (FFmpeg 5.1's `pkt_duration`): the encoder
     /// drops it, so the packet's duration is restored from here.
-    var duration: Int64 {
+    package var duration: Int64 {
         get { pointer.pointee.pkt_duration }
         set { pointer.pointee.pkt_duration = newValue }
     }
 
-    var width: Int32 {
+    package var width: Int32 {
         get { pointer.pointee.width }
         set { pointer.pointee.width = newValue }
     }
 
-    var height: Int32 {
+    package var height: Int32 {
         get { pointer.pointee.height }
         set { pointer.pointee.height = newValue }
     }
 
-    var pixelFormat: AVPixelFormat { AVPixelFormat(rawValue: pointer.pointee.format) }
+    package var pixelFormat: AVPixelFormat { AVPixelFormat(rawValue: pointer.pointee.format) }
 
     /// The decoder's best guess at the frame's presentation time (AV_NOPTS when it has none).
-    var bestEffortTimestamp: Int64 { pointer.pointee.best_effort_timestamp }
+    package var bestEffortTimestamp: Int64 { pointer.pointee.best_effort_timestamp }
 
     /// The planes of a planar or semi-planar frame (3 for yuv420p, 2 for NV12), for the GPU.
     public var planes: [Plane] {
@@ -76,15 +78,15 @@ public final class Packet: @unchecked Sendable {
         av_packet_free(&p)
     }
 
-    func unref() { av_packet_unref(pointer) }
+    package func unref() { av_packet_unref(pointer) }
 
     /// A new reference to the same data (av_packet_ref), for a packet that must outlive the next read.
-    func clone() -> Packet? {
+    package func clone() -> Packet? {
         let copy = Packet()
         return av_packet_ref(copy.pointer, pointer) < 0 ? nil : copy
     }
 
-    var streamIndex: Int { Int(pointer.pointee.stream_index) }
+    package var streamIndex: Int { Int(pointer.pointee.stream_index) }
 
-    var pts: Int64 { pointer.pointee.pts }
+    package var pts: Int64 { pointer.pointee.pts }
 }

@@ -1,18 +1,19 @@
 import CFFmpeg
 import CShim
 import Glibc
+import GPUEncodeCore
 
-let AVERROR_EOF_VALUE = gpuencode_averror_eof()
-let AVERROR_EAGAIN_VALUE = gpuencode_averror_eagain()
-let AV_NOPTS = gpuencode_nopts_value()
-let AV_TIME_BASE_Q_VALUE = AVRational(num: 1, den: AV_TIME_BASE)
-let AVERROR_INVALIDDATA_VALUE: Int32 = {
+package let AVERROR_EOF_VALUE = gpuencode_averror_eof()
+package let AVERROR_EAGAIN_VALUE = gpuencode_averror_eagain()
+package let AV_NOPTS = gpuencode_nopts_value()
+package let AV_TIME_BASE_Q_VALUE = AVRational(num: 1, den: AV_TIME_BASE)
+package let AVERROR_INVALIDDATA_VALUE: Int32 = {
     // FFERRTAG('I','N','D','A'), negated.
     let tag = Int32(UInt8(ascii: "I")) | Int32(UInt8(ascii: "N")) << 8 | Int32(UInt8(ascii: "D")) << 16 | Int32(UInt8(ascii: "A")) << 24
     return -tag
 }()
 
-func averrorString(_ code: Int32) -> String {
+package func averrorString(_ code: Int32) -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     gpuencode_err2str(code, &buffer, buffer.count)
     return String(cString: buffer)
@@ -20,12 +21,12 @@ func averrorString(_ code: Int32) -> String {
 
 /// Throws a GPUEncodeError of `kind` when an FFmpeg call returns a negative code.
 @discardableResult
-func check(_ code: Int32, _ kind: GPUEncodeError.Kind, path: String?, _ what: @autoclosure () -> String) throws -> Int32 {
+package func check(_ code: Int32, _ kind: GPUEncodeError.Kind, path: String?, _ what: @autoclosure () -> String) throws -> Int32 {
     if code < 0 { throw GPUEncodeError(kind, path: path, "\(what()): \(averrorString(code))") }
     return code
 }
 
-func seconds(_ ts: Int64, _ tb: AVRational) -> Double {
+package func seconds(_ ts: Int64, _ tb: AVRational) -> Double {
     Double(ts) * av_q2d(tb)
 }
 

@@ -5,18 +5,18 @@ import CFFmpeg
 /// the whole output. Like the video path, which drops frames at or before a time already shown, a
 /// copied packet whose DTS does not move forward is dropped: the rest of the stream stays bit-identical
 /// and in sync, instead of having its timestamps rewritten as the ffmpeg CLI does.
-struct CopiedPacketOrder {
+package struct CopiedPacketOrder {
     /// The muxer accepts equal DTS in a row only when its format says AVFMT_TS_NONSTRICT.
     private let allowEqual: Bool
     private var last: [Int32: Int64] = [:]
-    private(set) var dropped = 0
+    package private(set) var dropped = 0
 
-    init(format: UnsafePointer<AVOutputFormat>) {
+    package init(format: UnsafePointer<AVOutputFormat>) {
         allowEqual = format.pointee.flags & AVFMT_TS_NONSTRICT != 0
     }
 
     /// True when `packet` (already in the output stream's time base and index) may be written.
-    mutating func admit(_ packet: UnsafeMutablePointer<AVPacket>) -> Bool {
+    package mutating func admit(_ packet: UnsafeMutablePointer<AVPacket>) -> Bool {
         let dts = packet.pointee.dts
         guard dts != AV_NOPTS else { return true }
         let stream = packet.pointee.stream_index

@@ -1,4 +1,7 @@
 import Glibc
+import GPUEncodeCore
+import GPUEncodeFilters
+import GPUEncodeSettings
 
 /// A named, versioned filter chain loaded from JSON (a built-in from presets/ or a file). A preset
 /// may be written as a chain (`filters`) or as a graph (`graph`); a graph is compiled into a chain
@@ -28,7 +31,7 @@ public struct Preset: Sendable {
     /// write them back and `validate` can point at them.
     public let shaderDefinitions: [Int: ShaderDefinition]
 
-    init(name: String, description: String, version: Int, author: String?, tags: [String], filters: [FilterInstance],
+    package init(name: String, description: String, version: Int, author: String?, tags: [String], filters: [FilterInstance],
          encode: PresetEncodeSettings, origin: String, ancestry: [String], warnings: [PresetDiagnostic],
          shaderDefinitions: [Int: ShaderDefinition]) {
         self.name = name
@@ -198,15 +201,6 @@ public func parseColor(_ text: String) -> [Double]? {
         return [v[0] / 255, v[1] / 255, v[2] / 255, a]
     }
     return nil
-}
-
-extension String {
-    var trimmingSpaces: String {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" || f == "\n" || f == "\r" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" || l == "\n" || l == "\r" { s = s.dropLast() }
-        return String(s)
-    }
 }
 
 /// The closest candidate by edit distance, if it is close enough to be a likely typo.

@@ -1,3 +1,5 @@
+import GPUEncodeCore
+
 /// How big a preset may be. Each filter costs at least one shader to compile before the first frame
 /// and a graph node read later keeps a full-size picture for the whole frame, so an unbounded
 /// preset runs out of memory or time long before it fails in any useful way (3,000 smoothToon

@@ -1,3 +1,6 @@
+import GPUEncodeCore
+import GPUEncodeFilters
+
 /// The general form of a preset: named nodes, each a filter with its inputs, and the node whose
 /// picture is the result.
 ///

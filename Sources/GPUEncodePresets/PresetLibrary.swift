@@ -1,32 +1,39 @@
 import Glibc
+import GPUEncodeCore
+import GPUEncodeFilters
 
 /// Where `--preset NAME` looks: the `--preset-dir` folders in the order given, then the user folder
-/// (`$XDG_CONFIG_HOME/gpuencode/presets`, by default `~/.config/gpuencode/presets`), then the
-/// built-in presets. A preset is `NAME.json` in a folder; the first one found wins, so a user preset
-/// named like a built-in shadows it. Anything with a `/` or ending in `.json` is a file path.
+/// (the command line passes `$XDG_CONFIG_HOME/gpuencode/presets`, by default
+/// `~/.config/gpuencode/presets`: see `userDirectory(environment:)`), then the built-in presets. A
+/// preset is `NAME.json` in a folder; the first one found wins, so a user preset named like a
+/// built-in shadows it. Anything with a `/` or ending in `.json` is a file path.
 ///
 /// Every command that takes `--preset` should load through here:
 ///
-///     let preset = try PresetLibrary(presetDirectories: presetDirs).load(spec)
+///     let preset = try PresetLibrary(presetDirectories: presetDirs, userDirectory: user).load(spec)
 public struct PresetLibrary: Sendable {
     /// The folders searched before the built-ins, first to last.
     public let directories: [String]
     /// Folders beyond each preset's own that its file references may point into (`--allow-path`).
     public let allowed: AllowedPaths
 
-    public init(presetDirectories: [String] = [], includeUserDirectory: Bool = true, allowed: AllowedPaths = .none) {
+    /// `userDirectory`: searched after `presetDirectories` (nil: none). The library reads no
+    /// environment variables; a program finds the user's folder with `userDirectory(environment:)`.
+    public init(presetDirectories: [String] = [], userDirectory: String? = nil, allowed: AllowedPaths = .none) {
         var dirs = presetDirectories
-        if includeUserDirectory, let user = PresetLibrary.userDirectory { dirs.append(user) }
+        if let userDirectory { dirs.append(userDirectory) }
         directories = dirs
         self.allowed = allowed
     }
 
-    /// `$XDG_CONFIG_HOME/gpuencode/presets`, or `$HOME/.config/gpuencode/presets`.
-    public static var userDirectory: String? {
-        if let xdg = getenv("XDG_CONFIG_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") {
+    /// `$XDG_CONFIG_HOME/gpuencode/presets` when that is an absolute path, else
+    /// `$HOME/.config/gpuencode/presets`; nil without either. `environment` looks a variable up
+    /// (the command line passes getenv).
+    public static func userDirectory(environment: (String) -> String?) -> String? {
+        if let xdg = environment("XDG_CONFIG_HOME"), xdg.hasPrefix("/") {
             return xdg + "/gpuencode/presets"
         }
-        guard let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty else { return nil }
+        guard let home = environment("HOME"), !home.isEmpty else { return nil }
         return home + "/.config/gpuencode/presets"
     }
 

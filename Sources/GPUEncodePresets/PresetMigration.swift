@@ -1,3 +1,6 @@
+import GPUEncodeCore
+import GPUEncodeFilters
+
 /// Upgrades older preset files to the current version, one small function per version step
 /// (HandBrake's approach): version N is upgraded by `steps[N]` to N + 1, then on, so every old
 /// version keeps loading and each step stays simple. Values keep their line:column, so errors in an

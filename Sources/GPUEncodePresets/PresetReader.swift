@@ -1,4 +1,7 @@
 import Glibc
+import GPUEncodeCore
+import GPUEncodeFilters
+import GPUEncodeSettings
 
 /// Marks an error that has already been recorded, so `attempt` does not record it twice.
 struct AlreadyReported: Error {}
@@ -96,7 +99,7 @@ final class PresetReader {
     }
 
     var context: ResourceContext {
-        if origin.hasPrefix("builtin:") { return ResourceContext(baseDirectory: nil, builtin: true, origin: origin) }
+        if origin.hasPrefix("builtin:") { return ResourceContext(baseDirectory: nil, builtin: true, origin: origin, embeddedFile: { BuiltinPresetSources.file($0) }) }
         return ResourceContext(baseDirectory: splitPath(origin).dir, origin: origin, allowed: allowed)
     }
 

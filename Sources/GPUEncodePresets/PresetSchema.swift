@@ -1,3 +1,7 @@
+import GPUEncodeCore
+import GPUEncodeFilters
+import GPUEncodeSettings
+
 /// A JSON Schema (draft 2020-12) of the preset format, made from the same filter declarations the
 /// loader checks against, so an editor can complete and check presets. presets/schema.json holds its
 /// output (`gpuencode presets schema > presets/schema.json`); a test keeps the two equal.

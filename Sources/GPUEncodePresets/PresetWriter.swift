@@ -1,3 +1,7 @@
+import GPUEncodeCore
+import GPUEncodeFilters
+import GPUEncodeSettings
+
 /// A loaded preset written back as JSON (`gpuencode presets show`): the current version, the chain form,
 /// with `extends` applied, every parameter given (defaults filled in) and a graph compiled into its
 /// chain (nodes keep their names as ids; `{"node": NAME}` steps bring back an earlier node's

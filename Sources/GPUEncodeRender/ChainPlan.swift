@@ -1,3 +1,6 @@
+import GPUEncodeCore
+import GPUEncodeFilters
+
 /// How a filter chain is cut into passes: the source and the leading point filters in one pass,
 /// each sampling filter's passes with the point filters after it fused into its last pass, a
 /// reduction for `averageColor`, and a new pass wherever fusing the next point filter would take

@@ -1,4 +1,6 @@
 import CEGL
+import GPUEncodeCore
+import GPUEncodeFilters
 
 /// Where a chain's first pass reads its picture: video planes or a still image.
 struct ChainSource {

@@ -1,23 +1,14 @@
-/// Y'CbCr matrices. Coefficients from ITU-R BT.601, BT.709 and BT.2020.
-public enum YUVMatrix: String, Sendable {
-    case bt601, bt709, bt2020
+// The Y'CbCr matrices' coefficients (ITU-R BT.601, BT.709 and BT.2020) and the colour conversions
+// the shaders use; the types are GPUEncodeCore's (Picture.swift).
+import GPUEncodeCore
 
+extension YUVMatrix {
     var kr: Double { switch self { case .bt601: return 0.299; case .bt709: return 0.2126; case .bt2020: return 0.2627 } }
     var kb: Double { switch self { case .bt601: return 0.114; case .bt709: return 0.0722; case .bt2020: return 0.0593 } }
     var kg: Double { 1 - kr - kb }
 }
 
-public struct YUVColorSpace: Sendable, CustomStringConvertible {
-    public var matrix: YUVMatrix
-    public var fullRange: Bool
-
-    public init(matrix: YUVMatrix, fullRange: Bool) {
-        self.matrix = matrix
-        self.fullRange = fullRange
-    }
-
-    public var description: String { "\(matrix.rawValue) \(fullRange ? "full" : "limited") range" }
-
+extension YUVColorSpace {
     /// rgb = M * yuv + offset, with yuv the normalised texture values (code / 255).
     func toRGB() -> (rows: [Float], offset: [Float]) {
         let (kr, kb, kg) = (matrix.kr, matrix.kb, matrix.kg)

@@ -1,4 +1,6 @@
 import CEGL
+import GPUEncodeCore
+import GPUEncodeFilters
 
 /// GLSL generation for filter chains, and the per-program state (uniform values, textures) that
 /// goes with it. Shared by the video fast path, the chain renderer and the still-image renderer.

@@ -1,4 +1,6 @@
 import CEGL
+import GPUEncodeCore
+import GPUEncodeFilters
 
 /// Y'CbCr planes in, filtered BT.709 limited-range 4:2:0 planes out. Video frames go through a
 /// `RenderPipeline`, which decides when each frame's readback is collected; previews take the
@@ -43,7 +45,7 @@ public final class FrameRenderer {
 
     /// `limits`: the current context's, unless a test plans for another GPU.
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
-                pixelBuffers: Bool = false, limits: GPULimits? = nil) throws {
+                pixelBuffers: Bool = false, copyThreads: Int? = nil, limits: GPULimits? = nil) throws {
         geometry = g
         self.path = path
         let limits = limits ?? GPULimits.current()
@@ -59,7 +61,7 @@ public final class FrameRenderer {
         packed = direct && FrameRenderer.isUpright420(g)
         if direct && !filters.isEmpty { passes = [FrameRenderer.fusedPassLine(filters)] }
         let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
-        transfers = writesNV12 && pixelBuffers ? TransferBuffers(count: 3 + 3 * FrameRenderer.readSets) : nil
+        transfers = writesNV12 && pixelBuffers ? TransferBuffers(count: 3 + 3 * FrameRenderer.readSets, copyThreads: copyThreads) : nil
         if packed {
             planes = [
                 Texture(width: (g.sourceWidth + 3) / 4, height: g.sourceHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),

@@ -1,4 +1,5 @@
 import CEGL
+import GPUEncodeFilters
 
 // The GLSL of the video renderer's own passes: sampling the source planes, the fused passes
 // straight to Y'CbCr, and the conversions at the end of a chain.

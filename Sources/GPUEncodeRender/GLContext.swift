@@ -1,5 +1,6 @@
 import CEGL
 import Glibc
+import GPUEncodeCore
 
 /// Which EGL implementation to render with.
 public enum GPUSelection: String, CaseIterable, Sendable {
@@ -160,14 +161,38 @@ public final class GLContext {
     }
 }
 
-/// Whether transfers go through pixel buffer objects. On the H100 they raised the 1080p filter stage
-/// from about 610 to 1060 fps; on llvmpipe they only add a copy (7.0 → 8.6 ms), so software renderers
-/// keep client memory. GPUENCODE_TRANSFER=pbo|client overrides, for measuring.
-func usePixelBuffers(_ gl: GLContext) -> Bool {
-    switch getenv("GPUENCODE_TRANSFER").map({ String(cString: $0) }) {
-    case "pbo": return true
-    case "client": return false
-    default: return !gl.isSoftware
+/// How frames move between client memory and the GPU. The defaults suit the renderer found; the
+/// fields are for measuring (bench/h100.sh: the command line reads GPUENCODE_TRANSFER and
+/// GPUENCODE_COPY_THREADS into them).
+public struct TransferOptions: Sendable, Equatable {
+    public enum Mode: String, Sendable, CaseIterable {
+        /// Pixel buffer objects on hardware GPUs, client memory on software renderers.
+        case auto
+        /// Pixel buffer objects (DMA through driver-owned memory).
+        case pbo
+        /// glTexSubImage2D and glReadPixels on client memory.
+        case client
+    }
+
+    public var mode: Mode
+    /// Threads that copy into and out of mapped pixel buffers (1...16); nil: 4 on machines of 8
+    /// cores or more, else 1.
+    public var copyThreads: Int?
+
+    public init(mode: Mode = .auto, copyThreads: Int? = nil) {
+        self.mode = mode
+        self.copyThreads = copyThreads
+    }
+
+    /// Whether transfers go through pixel buffer objects on `gl`. On the H100 they raised the 1080p
+    /// filter stage from about 610 to 1060 fps; on llvmpipe they only add a copy (7.0 → 8.6 ms), so
+    /// `auto` keeps client memory on software renderers.
+    public func usePixelBuffers(_ gl: GLContext) -> Bool {
+        switch mode {
+        case .pbo: return true
+        case .client: return false
+        case .auto: return !gl.isSoftware
+        }
     }
 }
 
@@ -176,10 +201,10 @@ func usePixelBuffers(_ gl: GLContext) -> Bool {
 /// destroying a context per job while others live grows the driver's memory (Mesa keeps JIT code
 /// until the display terminates, which it cannot while other jobs run); reuse keeps the process
 /// at one context per concurrent job, whatever the number of files.
-enum GLContextPool {
+package enum GLContextPool {
     private static let idle = Locked<[GLContext]>([])
 
-    static func take(_ selection: GPUSelection) throws -> GLContext {
+    package static func take(_ selection: GPUSelection) throws -> GLContext {
         if let context = idle.withLock({ list -> GLContext? in
             guard let i = list.firstIndex(where: { $0.selection == selection }) else { return nil }
             return list.remove(at: i)
@@ -190,7 +215,7 @@ enum GLContextPool {
         return try GLContext(selection: selection)
     }
 
-    static func give(_ context: GLContext) {
+    package static func give(_ context: GLContext) {
         context.releaseCurrent()
         idle.withLock { $0.append(context) }
     }

@@ -1,4 +1,6 @@
 import CEGL
+import GPUEncodeCore
+import GPUEncodeFilters
 
 /// A filter chain over a still RGBA picture: previews, still-image outputs and the filter tests.
 /// Needs a current GL context (a `GLContext` made on this thread).

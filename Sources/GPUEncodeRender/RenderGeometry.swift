@@ -1,12 +1,10 @@
 // What a video renderer is told about the picture, in GL's own terms (no FFmpeg types: the
-// Media side turns its pixel formats and frames into these).
+// Media side turns its pixel formats and frames into these). Rotation, Plane and PlaneBuffer are
+// GPUEncodeCore's (Picture.swift): the Media side makes and fills them too.
+import GPUEncodeCore
+import GPUEncodeFilters
 
-/// Clockwise rotation that makes the picture upright, from the stream's display matrix.
-public enum Rotation: Int, Sendable {
-    case none = 0, clockwise90 = 90, half = 180, clockwise270 = 270
-
-    public var swapsDimensions: Bool { self == .clockwise90 || self == .clockwise270 }
-
+extension Rotation {
     /// Maps output pixel centres to source pixel centres: src = A * out + b (pixel units).
     func sourceMapping(srcWidth w: Float, srcHeight h: Float) -> (a: [Float], b: (Float, Float)) {
         switch self {
@@ -51,23 +49,6 @@ public struct RenderGeometry: Sendable {
 
     var chromaWidth: Int { (sourceWidth + (1 << chromaShiftX) - 1) >> chromaShiftX }
     var chromaHeight: Int { (sourceHeight + (1 << chromaShiftY) - 1) >> chromaShiftY }
-}
-
-/// One 8-bit plane in client memory.
-public struct Plane {
-    public var data: UnsafeMutablePointer<UInt8>
-    public var stride: Int
-
-    public init(data: UnsafeMutablePointer<UInt8>, stride: Int) {
-        self.data = data
-        self.stride = stride
-    }
-}
-
-/// What holds a frame's output planes while the GPU fills them (a pooled video frame on the Media
-/// side): handed to `RenderPipeline` with a frame and handed back when that frame is finished.
-public protocol PlaneBuffer: AnyObject {
-    var planes: [Plane] { get }
 }
 
 /// How a frame goes through the GPU.

@@ -1,3 +1,5 @@
+import GPUEncodeCore
+
 /// Video frames through a `FrameRenderer`, in order: a frame goes in with the buffer its result is
 /// written to and comes out finished, with its measurements. Whether the readback waits is the
 /// renderer's business: with client memory (llvmpipe) a frame finishes in the call that submits it;

@@ -1,6 +1,7 @@
 import CEGL
 import Dispatch
 import Glibc
+import GPUEncodeCore
 
 /// A shader that did not compile; the log keeps its lines so a custom shader's errors can be mapped
 /// back to the author's line numbers.
@@ -280,8 +281,11 @@ final class RenderTarget {
 /// go instead of one synchronous round trip each.
 final class TransferBuffers {
     private var buffers: [GLuint]
+    /// Threads for the copies into and out of mapped buffers (`TransferOptions.copyThreads`).
+    private let copyThreads: Int
 
-    init(count: Int) {
+    init(count: Int, copyThreads: Int? = nil) {
+        self.copyThreads = ParallelCopy.workers(copyThreads)
         buffers = [GLuint](repeating: 0, count: count)
         glGenBuffers(GLsizei(count), &buffers)
     }
@@ -307,7 +311,7 @@ final class TransferBuffers {
         }
         let count = mapped.count
         let destinations = mapped
-        ParallelCopy.rows(rowOffsets[count]) { rows in
+        ParallelCopy.rows(rowOffsets[count], workers: copyThreads) { rows in
             var p = 0
             for row in rows {
                 while row >= rowOffsets[p + 1] { p += 1 }
@@ -349,7 +353,7 @@ final class TransferBuffers {
         }
         let sources = mapped
         let height = target.height
-        ParallelCopy.rows(height * sources.count) { rows in
+        ParallelCopy.rows(height * sources.count, workers: copyThreads) { rows in
             for row in rows {
                 let p = row / height, y = row % height
                 (reads[p].plane + y * reads[p].stride).update(from: (sources[p] + y * texelRow).assumingMemoryBound(to: UInt8.self),
@@ -366,16 +370,16 @@ final class TransferBuffers {
 
 /// Copies into and out of mapped transfer buffers split across a few threads. One thread copies
 /// about 10 GB/s, which caps a 1080p frame (3 MB each way) near 1000 fps on a fast GPU; machines
-/// with many cores have the memory bandwidth for several. `GPUENCODE_COPY_THREADS` overrides.
+/// with many cores have the memory bandwidth for several. `TransferOptions.copyThreads` overrides.
 enum ParallelCopy {
-    static let workers: Int = {
-        if let v = getenv("GPUENCODE_COPY_THREADS").flatMap({ Int(String(cString: $0)) }), v >= 1 { return min(v, 16) }
+    /// `requested` (1...16) when given, else 4 on machines of 8 cores or more and 1 below.
+    static func workers(_ requested: Int?) -> Int {
+        if let v = requested, v >= 1 { return min(v, 16) }
         let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         return cores >= 8 ? 4 : 1
-    }()
+    }
 
-    static func rows(_ count: Int, _ body: (Range<Int>) -> Void) {
-        let n = workers
+    static func rows(_ count: Int, workers n: Int, _ body: (Range<Int>) -> Void) {
         if n == 1 || count < 64 { body(0..<count); return }
         let chunk = (count + n - 1) / n
         DispatchQueue.concurrentPerform(iterations: n) { i in

@@ -1,3 +1,5 @@
+import GPUEncodeCore
+
 /// Where an encode setting may be given.
 public struct EncodeSettingPlaces: OptionSet, Sendable {
     public let rawValue: Int

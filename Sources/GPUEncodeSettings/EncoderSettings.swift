@@ -1,4 +1,4 @@
-import CFFmpeg
+import GPUEncodeCore
 
 /// The video codec of the output (`--codec`, `-c:v`).
 public enum VideoCodec: String, CaseIterable, Sendable {
@@ -20,6 +20,16 @@ public struct MetadataEntry: Sendable, Equatable {
         self.key = key
         self.value = value
     }
+}
+
+/// How the video is decoded (`--hwaccel`).
+public enum HardwareAcceleration: String, CaseIterable, Sendable {
+    /// Software decoding with libavcodec's frame threads (the default).
+    case none
+    /// NVDEC through FFmpeg's cuda hwaccel; fails (exit 69) where it cannot be used.
+    case cuda
+    /// NVDEC where it can be used, else software decoding (a `-v` note says which).
+    case auto
 }
 
 /// Which encoder writes the video (`--encoder`), whatever the codec.
@@ -58,14 +68,6 @@ extension VideoCodec {
         case .h264: return "H.264"
         case .hevc: return "HEVC"
         case .av1: return "AV1"
-        }
-    }
-
-    var codecID: AVCodecID {
-        switch self {
-        case .h264: return AV_CODEC_ID_H264
-        case .hevc: return AV_CODEC_ID_HEVC
-        case .av1: return AV_CODEC_ID_AV1
         }
     }
 
@@ -269,21 +271,6 @@ public struct EncoderSettings: Sendable {
         for (k, v) in extra { text += " \(k)=\(v.utf8.count):\(v)" }
         return text
     }
-}
-
-/// What the encoder must know about the stream, whichever encoder it is.
-struct EncoderStream {
-    var width: Int32
-    var height: Int32
-    var pixelFormat: AVPixelFormat
-    var timeBase: AVRational
-    var frameRate: AVRational?
-    var sampleAspectRatio: AVRational?
-    var colorPrimaries: AVColorPrimaries
-    var colorTransfer: AVColorTransferCharacteristic
-    var colorSpace: AVColorSpace
-    var colorRange: AVColorRange
-    var globalHeader: Bool
 }
 
 /// "4M", "2500k", "800000", "1.5M" → bits per second, as ffmpeg's -b:v takes them; nil for anything

@@ -12,7 +12,8 @@ public enum FilterBenchmark {
         public var fps: Double { Double(frames) / seconds }
     }
 
-    public static func run(input path: String, preset: Preset, gpu: GPUSelection, path renderPath: RenderPath = .direct, frames: Int) throws -> Result {
+    public static func run(input path: String, preset: Preset, gpu: GPUSelection, path renderPath: RenderPath = .direct, frames: Int,
+                           transfer: TransferOptions = TransferOptions(), synchronous: Bool = false) throws -> Result {
         let input = try VideoSource(path: path, threads: 0)
         let dec = input.decoder.pointee
         let (working, color) = input.workingFormat
@@ -25,7 +26,7 @@ public enum FilterBenchmark {
 
         let gl = try GLContext(selection: gpu)
         let renderer = try FrameRenderer(geometry: geometry, source: color, filters: preset.filters, path: renderPath,
-                                         pixelBuffers: usePixelBuffers(gl))
+                                         pixelBuffers: transfer.usePixelBuffers(gl), copyThreads: transfer.copyThreads)
         let output = Frame()
         let out = output.pointer
         out.pointee.width = Int32(geometry.outputWidth)
@@ -33,9 +34,9 @@ public enum FilterBenchmark {
         out.pointee.format = (renderer.writesNV12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P).rawValue
         try check(av_frame_get_buffer(out, 0), .internal, path: nil, "frame allocation")
         // With pixel buffer objects a frame's readback overlaps the next frame's upload and draw
-        // (one frame of latency), as the transcode's GPU stage does; GPUENCODE_SYNC=1 measures
+        // (one frame of latency), as the transcode's GPU stage does; `synchronous` measures
         // the same transfers waited for one frame at a time.
-        let pipeline = RenderPipeline<Frame>(renderer: renderer, overlapReadback: getenv("GPUENCODE_SYNC") == nil)
+        let pipeline = RenderPipeline<Frame>(renderer: renderer, overlapReadback: !synchronous)
         func run(_ count: Int) throws {
             for i in 0..<count { _ = try pipeline.process(source: pool[i % pool.count].planes, time: 0, into: output) }
             _ = try pipeline.flush()

@@ -1,16 +1,6 @@
 import CFFmpeg
 import CShim
 
-/// How the video is decoded (`--hwaccel`).
-public enum HardwareAcceleration: String, CaseIterable, Sendable {
-    /// Software decoding with libavcodec's frame threads (the default).
-    case none
-    /// NVDEC through FFmpeg's cuda hwaccel; fails (exit 69) where it cannot be used.
-    case cuda
-    /// NVDEC where it can be used, else software decoding (a `-v` note says which).
-    case auto
-}
-
 /// NVDEC decoding through FFmpeg's cuda hwaccel. The decoder gets a CUDA device and a get_format
 /// callback (CShim) choosing AV_PIX_FMT_CUDA; each decoded frame is downloaded to system memory
 /// (NV12, or P010 for 10-bit) before the GPU stage, which converts it to its working format like any

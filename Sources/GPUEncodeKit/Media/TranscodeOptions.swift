@@ -10,6 +10,8 @@ public struct TranscodeOptions: Sendable {
     public var hwaccel: HardwareAcceleration = .none
     public var gpu: GPUSelection = .auto
     public var renderPath: RenderPath = .direct
+    /// Pixel buffer objects or client memory, and copy threads: the renderer's choice unless measuring.
+    public var transfer = TransferOptions()
     /// Decode, GPU and encode one after another on the calling thread instead of pipelined.
     public var sequential = false
     /// Decoder threads; 0 lets libavcodec choose.

@@ -336,3 +336,28 @@ final class VideoEncoder {
         return (enc, name, "\(name) (speed \(s.speed) = preset \(nvPreset), \(rate))")
     }
 }
+
+/// What the encoder must know about the stream, whichever encoder it is.
+struct EncoderStream {
+    var width: Int32
+    var height: Int32
+    var pixelFormat: AVPixelFormat
+    var timeBase: AVRational
+    var frameRate: AVRational?
+    var sampleAspectRatio: AVRational?
+    var colorPrimaries: AVColorPrimaries
+    var colorTransfer: AVColorTransferCharacteristic
+    var colorSpace: AVColorSpace
+    var colorRange: AVColorRange
+    var globalHeader: Bool
+}
+
+extension VideoCodec {
+    var codecID: AVCodecID {
+        switch self {
+        case .h264: return AV_CODEC_ID_H264
+        case .hevc: return AV_CODEC_ID_HEVC
+        case .av1: return AV_CODEC_ID_AV1
+        }
+    }
+}
