@@ -55,8 +55,10 @@ let package = Package(
         ),
         // EGL context, shaders, the chain and frame renderers: EGL/GLES only, no FFmpeg.
         .target(name: "GPUEncodeRender", dependencies: ["GPUEncodeCore", "GPUEncodeFilters", "CEGL"]),
-        // FFmpeg I/O that needs nothing above Core: owning AVFrame/AVPacket, errors, stills (PNG/JPEG).
-        .target(name: "GPUEncodeMedia", dependencies: ["GPUEncodeCore", "CFFmpeg", "CShim"]),
+        // FFmpeg I/O: owning AVFrame/AVPacket, the video source (demux, decode, NVDEC, working
+        // format), the output file, the video encoder, audio re-encoding, metadata, stills (PNG/JPEG).
+        // Settings gives it what to encode with; it knows nothing of GL, filters or presets.
+        .target(name: "GPUEncodeMedia", dependencies: ["GPUEncodeCore", "GPUEncodeSettings", "CFFmpeg", "CShim"]),
         // The pipeline: inputs and outputs, the transcoder, preview, contact sheet, benchmark. It
         // re-exports the layers below, so `import GPUEncodeKit` is all a library user needs.
         .target(

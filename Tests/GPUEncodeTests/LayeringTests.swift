@@ -17,7 +17,7 @@ final class LayeringTests: XCTestCase {
         "GPUEncodeSettings": ["GPUEncodeCore"],
         "GPUEncodePresets": ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeSettings"],
         "GPUEncodeRender": ["GPUEncodeCore", "GPUEncodeFilters", "CEGL"],
-        "GPUEncodeMedia": ["GPUEncodeCore", "CFFmpeg", "CShim"],
+        "GPUEncodeMedia": ["GPUEncodeCore", "GPUEncodeSettings", "CFFmpeg", "CShim"],
         "GPUEncodeKit": ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeSettings", "GPUEncodePresets", "GPUEncodeRender",
                          "GPUEncodeMedia", "CFFmpeg", "CEGL", "CShim"],
         "GPUEncodeBatch": ["GPUEncodeKit", "CSystemShim"],

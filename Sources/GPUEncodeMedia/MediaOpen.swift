@@ -1,4 +1,6 @@
 import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
 import CShim
 
 /// Opening a movie named on the command line or in a preset: always as a local file, never as a
@@ -7,15 +9,15 @@ import CShim
 /// the shim prefixes `file:` and whitelists only the file protocol (so nested references stay local
 /// too). FIFOs stay allowed (piping into gpuencode is legitimate); a signal while one blocks in open
 /// or read stops the call through libavformat's interrupt callback and is reported as interrupted.
-enum MediaInput {
+package enum MediaInput {
     /// Demuxers that accept almost any bytes and make a "video" of them: text shown as ANSI art
     /// (`tty` takes any .txt), binary text-mode art, raw data.
-    static let textDemuxers: Set<String> = ["tty", "bin", "xbin", "adf", "idf", "data"]
+    package static let textDemuxers: Set<String> = ["tty", "bin", "xbin", "adf", "idf", "data"]
     /// Video "codecs" that render text rather than pictures.
-    static let textCodecs: Set<String> = ["ansi", "bintext", "xbin", "idf"]
+    package static let textCodecs: Set<String> = ["ansi", "bintext", "xbin", "idf"]
 
     /// The opened container; errors are input errors (66), or interrupted (128 + signal).
-    static func open(_ path: String) throws -> UnsafeMutablePointer<AVFormatContext> {
+    package static func open(_ path: String) throws -> UnsafeMutablePointer<AVFormatContext> {
         var raw: UnsafeMutableRawPointer? = nil
         let rc = gpuencode_open_input_file(&raw, path)
         guard rc >= 0, let raw else {
@@ -37,13 +39,13 @@ enum MediaInput {
     }
 
     /// The error to report when a call failed because a signal arrived (nil when none did).
-    static func interruption(path: String) -> GPUEncodeError? {
+    package static func interruption(path: String) -> GPUEncodeError? {
         let signal = gpuencode_interrupt_signal()
         return signal == 0 ? nil : GPUEncodeError(.interrupted(signal: signal), path: path, "interrupted while reading the input")
     }
 
     /// Refuses a video stream whose codec draws text (see `textCodecs`).
-    static func checkCodec(_ id: AVCodecID, path: String) throws {
+    package static func checkCodec(_ id: AVCodecID, path: String) throws {
         let name = String(cString: avcodec_get_name(id))
         if textCodecs.contains(name) {
             throw GPUEncodeError(.input, path: path, "not a media file (its \"video\" is \(name) text art)")

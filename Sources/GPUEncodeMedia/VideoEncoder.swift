@@ -1,4 +1,6 @@
 import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
 import Glibc
 
 /// The video encoder of a run, whichever codec and encoder: libx264, libx265, libsvtav1, or
@@ -15,15 +17,15 @@ import Glibc
 ///   on the encoder's thread).
 /// - libx265 and SVT-AV1 print to stderr themselves: x265 gets `log-level=none` (warnings with
 ///   -v) and SVT-AV1 reads `SVT_LOG`, which `MediaLog.setLevel` sets.
-final class VideoEncoder {
-    let context: UnsafeMutablePointer<AVCodecContext>
+package final class VideoEncoder {
+    package let context: UnsafeMutablePointer<AVCodecContext>
     /// For -v, e.g. "libx265 (speed medium, crf 28)".
-    let description: String
+    package let description: String
 
     private let settings: EncoderSettings
     private let output: String
     /// The FFmpeg encoder's name (libx264, hevc_nvenc, ...).
-    let encoderName: String
+    package let encoderName: String
     /// Frame durations by pts (encoder time base): encoders drop them, the muxer wants them.
     private var durations: [Int64: Int64] = [:]
     /// Frames of a format the encoder does not take are converted into this one (yuv420p).
@@ -33,7 +35,7 @@ final class VideoEncoder {
     private var framesSent = 0
     private var drained = false
 
-    init(settings: EncoderSettings, stream: EncoderStream, output: String, log: @escaping @Sendable (LogLevel, String) -> Void) throws {
+    package init(settings: EncoderSettings, stream: EncoderStream, output: String, log: @escaping @Sendable (LogLevel, String) -> Void) throws {
         self.settings = settings
         self.output = output
         var opened: (UnsafeMutablePointer<AVCodecContext>, String, String)?
@@ -83,7 +85,7 @@ final class VideoEncoder {
 
     /// Copies parameters to the output stream, sets its time base, and the codec tag (hvc1 for HEVC
     /// in MP4/MOV, so QuickTime and browsers play it; FFmpeg's default there is hev1).
-    func configure(_ stream: UnsafeMutablePointer<AVStream>, mp4Family: Bool) throws {
+    package func configure(_ stream: UnsafeMutablePointer<AVStream>, mp4Family: Bool) throws {
         try check(avcodec_parameters_from_context(stream.pointee.codecpar, context), .internal, path: output, "encoder parameters")
         stream.pointee.time_base = context.pointee.time_base
         stream.pointee.sample_aspect_ratio = context.pointee.sample_aspect_ratio
@@ -94,7 +96,7 @@ final class VideoEncoder {
 
     /// Sends a frame (nil = flush) and hands every finished packet to `emit`, in the encoder's time
     /// base, with its duration set.
-    func encode(_ frame: Frame?, emit: (Packet) throws -> Void) throws {
+    package func encode(_ frame: Frame?, emit: (Packet) throws -> Void) throws {
         if let frame {
             // A decoded frame (the no-GPU path) still says what type it was; x264 and SVT-AV1 would
             // take that as an order and copy the source's GOP instead of choosing their own.
@@ -165,7 +167,7 @@ final class VideoEncoder {
     }
 
     /// MKTAG: four characters as a little-endian codec tag.
-    static func tag(_ s: String) -> UInt32 {
+    package static func tag(_ s: String) -> UInt32 {
         s.utf8.prefix(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
     }
 
@@ -338,22 +340,36 @@ final class VideoEncoder {
 }
 
 /// What the encoder must know about the stream, whichever encoder it is.
-struct EncoderStream {
-    var width: Int32
-    var height: Int32
-    var pixelFormat: AVPixelFormat
-    var timeBase: AVRational
-    var frameRate: AVRational?
-    var sampleAspectRatio: AVRational?
-    var colorPrimaries: AVColorPrimaries
-    var colorTransfer: AVColorTransferCharacteristic
-    var colorSpace: AVColorSpace
-    var colorRange: AVColorRange
-    var globalHeader: Bool
+package struct EncoderStream {
+    package var width: Int32
+    package var height: Int32
+    package var pixelFormat: AVPixelFormat
+    package var timeBase: AVRational
+    package var frameRate: AVRational?
+    package var sampleAspectRatio: AVRational?
+    package var colorPrimaries: AVColorPrimaries
+    package var colorTransfer: AVColorTransferCharacteristic
+    package var colorSpace: AVColorSpace
+    package var colorRange: AVColorRange
+    package var globalHeader: Bool
+
+    package init(width: Int32, height: Int32, pixelFormat: AVPixelFormat, timeBase: AVRational, frameRate: AVRational?, sampleAspectRatio: AVRational?, colorPrimaries: AVColorPrimaries, colorTransfer: AVColorTransferCharacteristic, colorSpace: AVColorSpace, colorRange: AVColorRange, globalHeader: Bool) {
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.timeBase = timeBase
+        self.frameRate = frameRate
+        self.sampleAspectRatio = sampleAspectRatio
+        self.colorPrimaries = colorPrimaries
+        self.colorTransfer = colorTransfer
+        self.colorSpace = colorSpace
+        self.colorRange = colorRange
+        self.globalHeader = globalHeader
+    }
 }
 
 extension VideoCodec {
-    var codecID: AVCodecID {
+    package var codecID: AVCodecID {
         switch self {
         case .h264: return AV_CODEC_ID_H264
         case .hevc: return AV_CODEC_ID_HEVC

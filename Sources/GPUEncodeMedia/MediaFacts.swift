@@ -1,4 +1,6 @@
 import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
 import Glibc
 
 /// What the report says about a file: read from its container (no decoding), so it is cheap.

@@ -1,3 +1,6 @@
+import GPUEncodeCore
+import GPUEncodeSettings
+
 /// The codecs audio is re-encoded to: FFmpeg's native AAC encoder, or libopus.
 public enum AudioCodec: String, Sendable {
     case aac, opus
@@ -36,7 +39,7 @@ public enum AudioContainer: Equatable, Sendable {
         }
     }
 
-    var name: String {
+    package var name: String {
         switch self {
         case .mp4: return "mp4"
         case .mov: return "mov"
@@ -47,7 +50,7 @@ public enum AudioContainer: Equatable, Sendable {
     }
 
     /// The codec audio that cannot stay is re-encoded to under `--audio auto`.
-    var reencodeCodec: AudioCodec {
+    package var reencodeCodec: AudioCodec {
         switch self {
         case .matroska, .webm: return .opus
         default: return .aac
@@ -57,7 +60,7 @@ public enum AudioContainer: Equatable, Sendable {
     /// True when the container's players play `codec` (an FFmpeg codec name) in practice, not
     /// merely when the muxer would write it: FFmpeg writes Vorbis and Opus into .mp4 and exits 0,
     /// and most players then play the picture in silence. `muxerHolds` is what the muxer says.
-    func plays(_ codec: String, muxerHolds: Bool) -> Bool {
+    package func plays(_ codec: String, muxerHolds: Bool) -> Bool {
         switch self {
         case .mp4:
             return AudioContainer.mp4Codecs.contains(codec) && muxerHolds
@@ -73,11 +76,11 @@ public enum AudioContainer: Equatable, Sendable {
     }
 
     /// Whether a re-encode to `codec` may go into this container (--audio aac|opus).
-    func accepts(_ codec: AudioCodec, muxerHolds: Bool) -> Bool {
+    package func accepts(_ codec: AudioCodec, muxerHolds: Bool) -> Bool {
         plays(codec.rawValue, muxerHolds: muxerHolds)
     }
 
-    static let mp4Codecs: Set<String> = ["aac", "mp3", "ac3", "eac3", "alac"]
+    package static let mp4Codecs: Set<String> = ["aac", "mp3", "ac3", "eac3", "alac"]
 }
 
 /// What happens to one audio stream.

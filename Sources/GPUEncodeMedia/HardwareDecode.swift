@@ -1,4 +1,6 @@
 import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
 import CShim
 
 /// NVDEC decoding through FFmpeg's cuda hwaccel. The decoder gets a CUDA device and a get_format
@@ -6,7 +8,7 @@ import CShim
 /// (NV12, or P010 for 10-bit) before the GPU stage, which converts it to its working format like any
 /// other format it does not read directly. A stream NVDEC declines (an unsupported profile) is
 /// decoded in software by the same decoder, with a warning.
-final class HardwareDecoder {
+package final class HardwareDecoder {
     private let device: UnsafeMutablePointer<AVBufferRef>
     /// What NVDEC hands out (a CUDA surface), before its download.
     private let hwFrame = Frame()
@@ -16,7 +18,7 @@ final class HardwareDecoder {
 
     /// Called before `avcodec_open2`. Returns nil (software decoding) for `.none`, and for `.auto`
     /// when the codec has no cuda hwaccel or no CUDA device can be created; `.cuda` throws then.
-    static func attach(_ mode: HardwareAcceleration, to decoder: UnsafeMutablePointer<AVCodecContext>,
+    package static func attach(_ mode: HardwareAcceleration, to decoder: UnsafeMutablePointer<AVCodecContext>,
                        codec: UnsafePointer<AVCodec>, path: String,
                        log: @escaping @Sendable (LogLevel, String) -> Void) throws -> HardwareDecoder? {
         if mode == .none { return nil }
@@ -47,7 +49,7 @@ final class HardwareDecoder {
     }
 
     /// Whether FFmpeg can decode `codec` through the cuda hwaccel with a device context.
-    static func hasCUDAConfig(_ codec: UnsafePointer<AVCodec>) -> Bool {
+    package static func hasCUDAConfig(_ codec: UnsafePointer<AVCodec>) -> Bool {
         var i: Int32 = 0
         while let config = avcodec_get_hw_config(codec, i) {
             if config.pointee.device_type == AV_HWDEVICE_TYPE_CUDA
@@ -72,7 +74,7 @@ final class HardwareDecoder {
 
     /// `avcodec_receive_frame`, with a CUDA frame downloaded into `frame` (timestamps and colour
     /// properties kept). Returns FFmpeg's code.
-    func receive(from decoder: UnsafeMutablePointer<AVCodecContext>, into frame: UnsafeMutablePointer<AVFrame>) -> Int32 {
+    package func receive(from decoder: UnsafeMutablePointer<AVCodecContext>, into frame: UnsafeMutablePointer<AVFrame>) -> Int32 {
         let hwFrame = self.hwFrame.pointer
         let rc = avcodec_receive_frame(decoder, hwFrame)
         if rc < 0 { return rc }

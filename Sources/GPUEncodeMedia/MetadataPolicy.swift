@@ -1,4 +1,6 @@
 import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
 
 /// What becomes of the input's tags: kept by default (container and per-stream), `--strip-metadata`
 /// drops them (streams keep `language`, which players use to choose a track), `--no-location`
@@ -7,35 +9,35 @@ import CFFmpeg
 /// container tags afterwards (an empty value deletes the key, as ffmpeg's -metadata does).
 /// Tags the muxer writes itself (`encoder`, MP4's `major_brand`, handler names) are not the input's
 /// and are not touched.
-struct MetadataPolicy {
-    var strip = false
-    var dropLocation = false
-    var entries: [MetadataEntry] = []
+package struct MetadataPolicy {
+    package var strip = false
+    package var dropLocation = false
+    package var entries: [MetadataEntry] = []
 
-    init(_ settings: EncoderSettings) {
+    package init(_ settings: EncoderSettings) {
         strip = settings.stripMetadata
         dropLocation = settings.dropLocation
         entries = settings.metadata
     }
 
     /// Whether the input's tag `key` is written to the output (on a stream when `stream`).
-    static func keeps(_ key: String, stream: Bool, strip: Bool, dropLocation: Bool) -> Bool {
+    package static func keeps(_ key: String, stream: Bool, strip: Bool, dropLocation: Bool) -> Bool {
         if dropLocation && isLocation(key) { return false }
         if strip { return stream && key.lowercased() == "language" }
         return true
     }
 
-    static func isLocation(_ key: String) -> Bool {
+    package static func isLocation(_ key: String) -> Bool {
         key.lowercased().contains("location")
     }
 
     /// A stream's tags, filtered.
-    func copyStream(from source: OpaquePointer?, to destination: inout OpaquePointer?) {
+    package func copyStream(from source: OpaquePointer?, to destination: inout OpaquePointer?) {
         copy(source, to: &destination, stream: true)
     }
 
     /// The container's tags, filtered, then `--metadata`.
-    func copyContainer(from source: OpaquePointer?, to destination: inout OpaquePointer?) {
+    package func copyContainer(from source: OpaquePointer?, to destination: inout OpaquePointer?) {
         copy(source, to: &destination, stream: false)
         for entry in entries {
             av_dict_set(&destination, entry.key, entry.value.isEmpty ? nil : entry.value, 0)
@@ -55,17 +57,17 @@ struct MetadataPolicy {
 
     /// Container keys FFmpeg 5.1's MP4 muxer writes (iTunes-style `ilst` atoms, `©xyz` for location,
     /// the movie header's creation time); others are silently left out. `encoder` is the muxer's own.
-    static let mp4Keys: Set<String> = ["title", "artist", "album_artist", "album", "composer", "date", "comment", "genre",
+    package static let mp4Keys: Set<String> = ["title", "artist", "album_artist", "album", "composer", "date", "comment", "genre",
                                        "copyright", "grouping", "lyrics", "description", "synopsis", "show", "episode_id",
                                        "network", "keywords", "track", "disc", "compilation", "media_type", "hd_video",
                                        "gapless_playback", "location", "creation_time"]
     /// The same for QuickTime (.mov): its `udta` atoms.
-    static let movKeys: Set<String> = ["title", "artist", "album", "date", "comment", "genre", "copyright", "make", "model",
+    package static let movKeys: Set<String> = ["title", "artist", "album", "date", "comment", "genre", "copyright", "make", "model",
                                        "location", "creation_time"]
 
     /// One warning per `--metadata` key the output container will not write (MP4 and QuickTime
     /// write a fixed set; Matroska writes any key).
-    func unwritten(in container: AudioContainer) -> [String] {
+    package func unwritten(in container: AudioContainer) -> [String] {
         let written: Set<String>
         switch container {
         case .mp4: written = MetadataPolicy.mp4Keys

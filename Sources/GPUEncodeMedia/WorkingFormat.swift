@@ -1,4 +1,6 @@
 import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
 
 // The format the GPU reads: planar 8-bit Y'CbCr at the chroma subsampling of the source. Frames
 // already in it are uploaded as decoded; others (10-bit, RGB, NV12 from NVDEC) are converted
@@ -7,7 +9,7 @@ import CFFmpeg
 extension VideoSource {
     /// The 8-bit planar format the GPU reads frames of `format` in, and the colour space to read
     /// them with.
-    static func workingFormat(for format: AVPixelFormat, colorspace: AVColorSpace, range: AVColorRange) -> (AVPixelFormat, YUVColorSpace) {
+    package static func workingFormat(for format: AVPixelFormat, colorspace: AVColorSpace, range: AVColorRange) -> (AVPixelFormat, YUVColorSpace) {
         let native: [AVPixelFormat] = [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P,
                                        AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUV440P, AV_PIX_FMT_YUVJ440P]
         let jpeg: [AVPixelFormat] = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P]
@@ -35,17 +37,7 @@ extension VideoSource {
     }
 
     /// `workingFormat` for what the decoder says its frames are.
-    var workingFormat: (AVPixelFormat, YUVColorSpace) {
+    package var workingFormat: (AVPixelFormat, YUVColorSpace) {
         VideoSource.workingFormat(for: decoder.pointee.pix_fmt, colorspace: decoder.pointee.colorspace, range: decoder.pointee.color_range)
-    }
-}
-
-extension RenderGeometry {
-    /// The geometry for frames of `format` (a planar 8-bit Y'CbCr format) at this size.
-    public init(width: Int32, height: Int32, format: AVPixelFormat, rotation: Rotation, filters: [FilterInstance] = []) {
-        let desc = av_pix_fmt_desc_get(format)!.pointee
-        self.init(sourceWidth: Int(width), sourceHeight: Int(height),
-                  chromaShiftX: Int(desc.log2_chroma_w), chromaShiftY: Int(desc.log2_chroma_h), rotation: rotation,
-                  filters: filters)
     }
 }

@@ -1,4 +1,6 @@
 import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
 
 /// One input movie as the GPU stage sees it: the container (demuxer), the best video stream's
 /// decoder (software, or NVDEC with `hwaccel`), the time each frame is shown at, the rotation that
@@ -9,9 +11,9 @@ import CFFmpeg
 /// Two levels: the transcode reads every packet itself (`read`), hands the video stream's to the
 /// decoder (`send`, then `receive` until nil) and the others to their own handlers; the rest take
 /// decoded video frames one by one (`nextFrame`), other streams' packets skipped.
-final class VideoSource {
+package final class VideoSource {
     /// What `receive` and `nextFrame` hand out.
-    enum Delivery {
+    package enum Delivery {
         /// As decoded: any pixel format, the decoder's own timestamps. For readers that choose a
         /// frame by its time with rules of their own (preview, overlays).
         case decoded
@@ -21,14 +23,14 @@ final class VideoSource {
         case working(AVPixelFormat, width: Int, height: Int)
     }
 
-    let path: String
-    let format: UnsafeMutablePointer<AVFormatContext>
-    let videoIndex: Int
-    let decoder: UnsafeMutablePointer<AVCodecContext>
-    var delivery = Delivery.decoded
+    package let path: String
+    package let format: UnsafeMutablePointer<AVFormatContext>
+    package let videoIndex: Int
+    package let decoder: UnsafeMutablePointer<AVCodecContext>
+    package var delivery = Delivery.decoded
     /// Packets the decoder refused and frames it failed to produce: skipped (the decoder carries
     /// on, concealing what it can), counted for the warning at the end of a transcode.
-    private(set) var decodeErrors = 0
+    package private(set) var decodeErrors = 0
     /// Set when the decoder runs on NVDEC; frames are downloaded from CUDA memory as they come out.
     private let hardware: HardwareDecoder?
     private let log: @Sendable (LogLevel, String) -> Void
@@ -41,7 +43,7 @@ final class VideoSource {
     /// Opens `path` (a local file, never a URL: MediaInput) and its best video stream's decoder.
     /// `threads`: decoder threads, 0 lets libavcodec choose. `videoOnly`: other streams are not
     /// even read (an overlay has no use for its audio).
-    init(path: String, threads: Int, hwaccel: HardwareAcceleration = .none, videoOnly: Bool = false,
+    package init(path: String, threads: Int, hwaccel: HardwareAcceleration = .none, videoOnly: Bool = false,
          log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }) throws {
         self.path = path
         self.log = log
@@ -114,7 +116,7 @@ final class VideoSource {
     /// The next packet of any stream; nil at the end of the file. A read error is reported (a
     /// warning) and taken as the end, as ffmpeg does, except one a signal caused (the interrupt
     /// callback stops a read blocked on a FIFO), which throws the interruption.
-    func read() throws -> Packet? {
+    package func read() throws -> Packet? {
         let packet = Packet()
         let rc = av_read_frame(format, packet.pointer)
         if rc >= 0 { return packet }
@@ -127,7 +129,7 @@ final class VideoSource {
     /// Moves to the last key frame at or before `timestamp` (the video stream's time base) and
     /// empties the decoder. False, with nothing changed, where the demuxer cannot seek there.
     @discardableResult
-    func seek(to timestamp: Int64) -> Bool {
+    package func seek(to timestamp: Int64) -> Bool {
         guard av_seek_frame(format, Int32(videoIndex), timestamp, AVSEEK_FLAG_BACKWARD) >= 0 else { return false }
         avcodec_flush_buffers(decoder)
         draining = false
@@ -136,7 +138,7 @@ final class VideoSource {
     }
 
     /// `seek(to:)` at `seconds` from the start of the media.
-    func seek(toSeconds seconds: Double) throws {
+    package func seek(toSeconds seconds: Double) throws {
         // The file's start time is the file's word: a hostile one could push the sum past Int64.
         guard let micro = Int64(inRange: (seconds + startSeconds) * Double(AV_TIME_BASE)) else {
             throw GPUEncodeError(.usage, path: path, "cannot seek to \(formatNumber(seconds)) s in this file")
@@ -148,7 +150,7 @@ final class VideoSource {
 
     /// Hands the decoder a packet of the video stream; nil is the end of the stream, after which
     /// `receive` gives out what the decoder still holds.
-    func send(_ packet: Packet?) {
+    package func send(_ packet: Packet?) {
         guard let packet else {
             avcodec_send_packet(decoder, nil)
             draining = true
@@ -160,7 +162,7 @@ final class VideoSource {
 
     /// The next decoded frame as `delivery` says, or nil when the decoder wants another packet (or,
     /// after `send(nil)`, is empty). A frame that fails to decode is counted and ends this round.
-    func receive() throws -> Frame? {
+    package func receive() throws -> Frame? {
         let frame = Frame()
         let rc = hardware?.receive(from: decoder, into: frame.pointer) ?? avcodec_receive_frame(decoder, frame.pointer)
         if rc == AVERROR_EAGAIN_VALUE || rc == AVERROR_EOF_VALUE { return nil }
@@ -182,7 +184,7 @@ final class VideoSource {
 
     /// `frame` in `format` at `width` x `height`: itself when it is already, else a copy made by
     /// swscale (without the original's timestamps and properties).
-    func convert(_ frame: Frame, to format: AVPixelFormat, width: Int, height: Int) throws -> Frame {
+    package func convert(_ frame: Frame, to format: AVPixelFormat, width: Int, height: Int) throws -> Frame {
         guard let converted = converter.convert(frame, to: format, width: width, height: height) else {
             throw GPUEncodeError(.internal, path: path, "cannot convert a \(frame.width)x\(frame.height) frame")
         }
@@ -190,7 +192,7 @@ final class VideoSource {
     }
 
     /// The next frame of the video stream, reading and decoding as far as needed; nil at the end.
-    func nextFrame() throws -> Frame? {
+    package func nextFrame() throws -> Frame? {
         while true {
             if let frame = try receive() { return frame }
             if draining { return nil }
@@ -204,16 +206,16 @@ final class VideoSource {
 
     // MARK: The streams
 
-    var videoStream: UnsafeMutablePointer<AVStream> { format.pointee.streams[videoIndex]! }
+    package var videoStream: UnsafeMutablePointer<AVStream> { format.pointee.streams[videoIndex]! }
 
-    var timeBase: AVRational { videoStream.pointee.time_base }
+    package var timeBase: AVRational { videoStream.pointee.time_base }
 
-    func stream(_ i: Int) -> UnsafeMutablePointer<AVStream> { format.pointee.streams[i]! }
+    package func stream(_ i: Int) -> UnsafeMutablePointer<AVStream> { format.pointee.streams[i]! }
 
-    var streamCount: Int { Int(format.pointee.nb_streams) }
+    package var streamCount: Int { Int(format.pointee.nb_streams) }
 
     /// The clockwise rotation that displays the picture upright (ffmpeg's autorotate rule).
-    var rotation: Rotation {
+    package var rotation: Rotation {
         guard let data = av_stream_get_side_data(videoStream, AV_PKT_DATA_DISPLAYMATRIX, nil) else { return .none }
         let ccw = av_display_rotation_get(data.withMemoryRebound(to: Int32.self, capacity: 9) { $0 })
         guard ccw.isFinite else { return .none }
@@ -229,7 +231,7 @@ final class VideoSource {
     }
 
     /// Seconds of media, for progress; nil when the container does not say (live captures).
-    var durationSeconds: Double? {
+    package var durationSeconds: Double? {
         let s = videoStream.pointee
         if s.duration > 0 && s.duration != AV_NOPTS { return seconds(s.duration, s.time_base) }
         if format.pointee.duration > 0 && format.pointee.duration != AV_NOPTS { return Double(format.pointee.duration) / Double(AV_TIME_BASE) }
@@ -237,7 +239,7 @@ final class VideoSource {
     }
 
     /// Where the video starts, in seconds: filter time 0 and progress 0.
-    var startSeconds: Double {
+    package var startSeconds: Double {
         let s = videoStream.pointee
         return s.start_time != AV_NOPTS ? seconds(s.start_time, s.time_base) : 0
     }
@@ -245,18 +247,18 @@ final class VideoSource {
 
 /// Gives every decoded frame a presentation time: its own when it has one, otherwise the
 /// previous one plus a frame; never equal to or before the previous (encoders reject that).
-struct FrameClock {
-    let defaultDuration: Int64
+package struct FrameClock {
+    package let defaultDuration: Int64
     private var last: Int64?
 
     /// `rate`: the stream's frame rate where known (a frame's length when the stream does not say).
-    init(timeBase: AVRational, rate: AVRational) {
+    package init(timeBase: AVRational, rate: AVRational) {
         let frame = rate.num > 0 && rate.den > 0 ? AVRational(num: rate.den, den: rate.num) : AVRational(num: 1, den: 25)
         defaultDuration = max(1, av_rescale_q(1, frame, timeBase))
     }
 
     /// `repaired` is true when the frame's own time had to move forward.
-    mutating func stamp(_ frame: Frame) -> (pts: Int64, duration: Int64, repaired: Bool) {
+    package mutating func stamp(_ frame: Frame) -> (pts: Int64, duration: Int64, repaired: Bool) {
         let duration = frame.duration > 0 ? frame.duration : defaultDuration
         var pts = frame.bestEffortTimestamp
         if pts == AV_NOPTS { pts = last.map { $0 + defaultDuration } ?? 0 }
@@ -270,5 +272,5 @@ struct FrameClock {
     }
 
     /// After a seek: the next frame's own time stands, whatever came before.
-    mutating func reset() { last = nil }
+    package mutating func reset() { last = nil }
 }

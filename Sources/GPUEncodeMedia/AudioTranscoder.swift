@@ -1,4 +1,6 @@
 import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
 import CShim
 
 /// Re-encodes one input audio stream: decode → libswresample (sample format, rate, channel layout)
@@ -14,16 +16,16 @@ import CShim
 /// more than `jumpLimit` seconds between the input's timestamps and the samples counted is filled
 /// with silence (a gap) or dropped (an overlap), and a packet that does not decode becomes its
 /// duration of silence, so the audio after it stays where it was.
-final class AudioTranscoder {
-    let description: String
+package final class AudioTranscoder {
+    package let description: String
     /// The time base of the packets handed to `emit`: 1/sample rate of the encoder, so each sample
     /// has its own tick. The caller rescales them to the output stream's time base and sets the
     /// stream index.
-    let timeBase: AVRational
-    let codec: AudioCodec
+    package let timeBase: AVRational
+    package let codec: AudioCodec
 
     /// Timestamp jumps larger than this (seconds) are gaps or overlaps in the input, not rounding.
-    static let jumpLimit = 0.1
+    package static let jumpLimit = 0.1
 
     private let inputIndex: Int
     private let path: String
@@ -63,7 +65,7 @@ final class AudioTranscoder {
     /// the output file, named in errors and warnings (the caller renames .input/.inputDecode errors to
     /// the input) and read for its container (Opus in Matroska gets the CodecDelay offset); `log`:
     /// warnings (downmix, bitrate clamped, gaps, undecodable packets).
-    init(stream: UnsafeMutablePointer<AVStream>, codec: AudioCodec, bitrate: Int64?, globalHeader: Bool, path: String,
+    package init(stream: UnsafeMutablePointer<AVStream>, codec: AudioCodec, bitrate: Int64?, globalHeader: Bool, path: String,
          log: @escaping @Sendable (LogLevel, String) -> Void) throws {
         let par = stream.pointee.codecpar!
         inputIndex = Int(stream.pointee.index)
@@ -161,7 +163,7 @@ final class AudioTranscoder {
 
     /// The encoder's parameters (codec, layout, rate, extradata, initial padding) and time base on
     /// the output stream; disposition and metadata are the caller's.
-    func configure(_ out: UnsafeMutablePointer<AVStream>) throws {
+    package func configure(_ out: UnsafeMutablePointer<AVStream>) throws {
         try check(avcodec_parameters_from_context(out.pointee.codecpar, encoder), .internal, path: path, "audio encoder parameters")
         out.pointee.codecpar.pointee.codec_tag = 0
         out.pointee.time_base = timeBase
@@ -171,7 +173,7 @@ final class AudioTranscoder {
     /// packet the encoder produces to `emit`, in `timeBase` (1/sample rate). nil is the end: the
     /// decoder, resampler, fifo and encoder are drained. `emit` may take the packet's data (the
     /// muxer does); the packet is reused afterwards.
-    func transcode(_ packet: Packet?, emit: (Packet) throws -> Void) throws {
+    package func transcode(_ packet: Packet?, emit: (Packet) throws -> Void) throws {
         if finished { return }
         if let packet {
             var rc = avcodec_send_packet(decoder, packet.pointer)
@@ -419,7 +421,7 @@ final class AudioTranscoder {
 
     /// The input's rate where the encoder takes it, else the nearest higher one it takes (the
     /// highest it takes when none is higher).
-    static func closestRate(_ rate: Int32, supported: [Int32]) -> Int32 {
+    package static func closestRate(_ rate: Int32, supported: [Int32]) -> Int32 {
         if supported.isEmpty || supported.contains(rate) { return rate }
         return supported.filter { $0 > rate }.min() ?? supported.max()!
     }
@@ -429,7 +431,7 @@ final class AudioTranscoder {
     /// Vorbis mapping, which libopus requires); libswresample moves channels that have another
     /// name (5.1(side)'s side pair becomes 5.1's rear pair) and downmixes counts the codec has no
     /// layout for (AAC: 7 channels to 5.1; both: more than 8 to 7.1).
-    static func layout(for channels: Int, codec: AudioCodec) -> (name: String, channels: Int) {
+    package static func layout(for channels: Int, codec: AudioCodec) -> (name: String, channels: Int) {
         let aac: [Int: String] = [1: "mono", 2: "stereo", 3: "3.0", 4: "4.0", 5: "5.0", 6: "5.1", 8: "7.1"]
         let opus: [Int: String] = [1: "mono", 2: "stereo", 3: "3.0", 4: "quad", 5: "5.0", 6: "5.1", 7: "6.1", 8: "7.1"]
         let table = codec == .aac ? aac : opus

@@ -38,8 +38,6 @@ public struct TranscodeOptions: Sendable {
     }
 }
 
-public enum LogLevel: Sendable { case info, warning }
-
 public struct TranscodeSummary: Sendable {
     public var frames: Int
     public var renderer: String

@@ -1,19 +1,21 @@
 import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
 
 /// Hands frames to the GPU in the run's working format. Frames already in it are passed on as
 /// they are (no copy); only other formats (10-bit, RGB, a size change mid-stream) go through
 /// swscale, the documented fallback.
-struct FrameConverter {
+package struct FrameConverter {
     private var context: OpaquePointer?
     private var key: (Int32, Int32, Int32) = (0, 0, -1)
 
-    func release() {
+    package func release() {
         sws_freeContext(context)
     }
 
     /// `frame` itself when it is in `format` at `width` x `height` already, else a converted copy
     /// (without the original's properties: the caller stamps what it needs). Nil when swscale fails.
-    mutating func convert(_ frame: Frame, to format: AVPixelFormat, width: Int, height: Int) -> Frame? {
+    package mutating func convert(_ frame: Frame, to format: AVPixelFormat, width: Int, height: Int) -> Frame? {
         let f = frame.pointer.pointee
         if f.format == format.rawValue && Int(f.width) == width && Int(f.height) == height && f.linesize.0 > 0 {
             return frame

@@ -1,19 +1,21 @@
 import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
 
 /// Output frames whose memory comes from a pool. A fresh 3 MB buffer per 1080p frame is a fresh
 /// mmap, and writing it faults in and zeroes every page: measurable on the GPU thread at
 /// hundreds of frames per second. Pooled buffers return when the encoder drops its last
 /// reference, so a run reuses a handful of them.
-final class FramePool {
-    let width: Int32
-    let height: Int32
-    let format: AVPixelFormat
+package final class FramePool {
+    package let width: Int32
+    package let height: Int32
+    package let format: AVPixelFormat
     private var pool: OpaquePointer?
     private var linesizes: [Int32] = [0, 0, 0, 0]
     private var offsets: [Int] = [0, 0, 0, 0]
     private let planeCount: Int
 
-    init(width: Int32, height: Int32, format: AVPixelFormat) throws {
+    package init(width: Int32, height: Int32, format: AVPixelFormat) throws {
         self.width = width
         self.height = height
         self.format = format
@@ -38,7 +40,7 @@ final class FramePool {
     }
 
     /// A frame of the pool's size and format; its buffer returns to the pool when the frame goes.
-    func frame() throws -> Frame {
+    package func frame() throws -> Frame {
         guard let buffer = av_buffer_pool_get(pool) else { throw GPUEncodeError(.internal, "out of memory") }
         let frame = Frame()
         let f = frame.pointer

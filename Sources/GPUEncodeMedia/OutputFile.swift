@@ -1,4 +1,6 @@
 import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
 import CShim
 import Glibc
 
@@ -11,19 +13,19 @@ import Glibc
 /// MP4 muxer opens the output by name again is +faststart's second pass (mov's shift_data
 /// re-opens `url` for reading); `url` is therefore /proc/self/fd/N, which reaches our own file
 /// whatever its name now points at, and is only ever read.
-final class OutputFile {
-    let finalPath: String
+package final class OutputFile {
+    package let finalPath: String
     private let temp: TemporaryFile
     private let overwrite: Bool
-    let format: UnsafeMutablePointer<AVFormatContext>
+    package let format: UnsafeMutablePointer<AVFormatContext>
     private var opened = false
     private var committed = false
     private var descriptorClosed = false
     private let lock = Locked(())
 
-    var tempPath: String { temp.path }
+    package var tempPath: String { temp.path }
 
-    init(path: String, overwrite: Bool, codec: VideoCodec = .h264) throws {
+    package init(path: String, overwrite: Bool, codec: VideoCodec = .h264) throws {
         finalPath = path
         self.overwrite = overwrite
         let (dir, base) = splitPath(path)
@@ -47,13 +49,13 @@ final class OutputFile {
     }
 
     /// The extensions a video may be written to, and the codecs each holds.
-    static let containers: [(ext: String, codecs: [VideoCodec])] = [
+    package static let containers: [(ext: String, codecs: [VideoCodec])] = [
         ("mp4", [.h264, .hevc, .av1]), ("m4v", [.h264, .hevc, .av1]), ("mov", [.h264, .hevc]),
         ("mkv", [.h264, .hevc, .av1]), ("webm", [.av1]),
     ]
 
     /// The extensions that can hold `codec`, as ".mp4, .m4v or .mkv".
-    static func extensions(for codec: VideoCodec) -> String {
+    package static func extensions(for codec: VideoCodec) -> String {
         let list = containers.filter { $0.codecs.contains(codec) }.map { "." + $0.ext }
         return list.count < 2 ? list.joined() : list.dropLast().joined(separator: ", ") + " or " + list.last!
     }
@@ -63,7 +65,7 @@ final class OutputFile {
     /// header ("only supported in MP4"), and WebM holds VP8, VP9 and AV1 only. `.m4v` is FFmpeg's
     /// ipod muxer for H.264 (as ffmpeg picks it) and its mp4 muxer for HEVC and AV1, which the ipod
     /// muxer has no tag for. A usage error (64) otherwise, before anything is opened.
-    static func format(for path: String, codec: VideoCodec) throws -> UnsafePointer<AVOutputFormat> {
+    package static func format(for path: String, codec: VideoCodec) throws -> UnsafePointer<AVOutputFormat> {
         let ext = pathExtension(path).lowercased()
         guard let guessed = av_guess_format(nil, path, nil) else {
             throw GPUEncodeError(.usage, path: path, "unknown output format for extension \".\(ext)\" (use .mp4, .m4v, .mov, .mkv, or .webm for AV1)")
@@ -86,25 +88,25 @@ final class OutputFile {
         if !committed { temp.remove() }
     }
 
-    var isMP4Family: Bool {
+    package var isMP4Family: Bool {
         let name = String(cString: format.pointee.oformat.pointee.name)
         return ["mp4", "mov", "ipod", "3gp", "3g2", "psp", "ismv", "f4v"].contains(name)
     }
 
-    func canHold(_ codec: AVCodecID) -> Bool {
+    package func canHold(_ codec: AVCodecID) -> Bool {
         avformat_query_codec(format.pointee.oformat, codec, FF_COMPLIANCE_NORMAL) == 1
     }
 
-    func addStream() throws -> UnsafeMutablePointer<AVStream> {
+    package func addStream() throws -> UnsafeMutablePointer<AVStream> {
         guard let s = avformat_new_stream(format, nil) else { throw GPUEncodeError(.internal, path: finalPath, "out of memory") }
         return s
     }
 
     /// Timescale of the MP4 movie header, where edit lists (start offsets) are counted. The
     /// default 1000 rounds a 0.083417 s video start to 0.083; the video's own timescale keeps it exact.
-    var movieTimescale: Int32?
+    package var movieTimescale: Int32?
 
-    func open() throws {
+    package func open() throws {
         guard let pb = gpuencode_avio_open_fd(temp.fd) else { throw GPUEncodeError(.internal, path: finalPath, "out of memory") }
         format.pointee.pb = pb.assumingMemoryBound(to: AVIOContext.self)
         opened = true
@@ -118,14 +120,14 @@ final class OutputFile {
     }
 
     /// Thread-safe: the audio copy and the video encoder both write here; the muxer interleaves.
-    func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+    package func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
         try lock.withLock { _ in
             _ = try check(av_interleaved_write_frame(format, packet), .encode, path: finalPath, "write failed")
         }
     }
 
     /// Writes the trailer (faststart moves the index to the front here) and renames into place.
-    func finish() throws {
+    package func finish() throws {
         try check(av_write_trailer(format), .encode, path: finalPath, "cannot finish the file")
         let writeError = gpuencode_avio_close_fd(format.pointee.pb)
         format.pointee.pb = nil
