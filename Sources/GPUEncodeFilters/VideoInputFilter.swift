@@ -8,7 +8,7 @@ import GPUEncodeCore
 /// variable ones included, stay in step. The file is opened and its first frame decoded when the
 /// preset loads (a missing file or one without video is a preset error with its line), then opened
 /// again once per run by the renderer, which decodes forward (through `FilterMedia`: in GPUEncodeKit,
-/// Media/OverlayDecoder.swift).
+/// Pipeline/OverlayDecoder.swift).
 public enum VideoInputFilter {
     /// File name endings taken as movies (in `file`, and a blend's `"with": "clip.mp4"`).
     public static let movieExtensions = ["mp4", "mov", "mkv", "webm", "m4v", "avi"]
