@@ -66,11 +66,13 @@ SEPIA='colorchannelmixer=.3588:.7044:.1368:0:.2990:.5870:.1140:0:.2392:.4696:.09
 declare -A ENCARGS EXT DESC
 for c in "${CODECS[@]}"; do
   EXT[$c]=mp4
-  # gpuencode's own description of the encoder it opens: "libx265 (speed veryfast: preset veryfast, crf 28)" etc.
+  # gpuencode's own description of the encoder it opens (-v), which names the speed and crf it used.
   line=$("$BIN" "$CLIP" "$WORK/probe.${EXT[$c]}" --preset none --codec "$c" --speed "$SPEED" -y -v 2>&1 | sed -n 's/^.*encoder: //p' | head -n 1)
   [ -n "$line" ] || { log "error: gpuencode --codec $c did not report its encoder"; exit 1; }
   DESC[$c]=$line
-  preset=$(sed -n 's/.*preset \([A-Za-z0-9]*\).*/\1/p' <<<"$line")
+  # "libx265 (speed veryfast, crf 28)", "libsvtav1 (speed veryfast = preset 11, crf 35)"
+  preset=$(sed -n 's/.*speed [a-z]* = preset \([0-9]*\).*/\1/p' <<<"$line")
+  [ -n "$preset" ] || preset=$(sed -n 's/.*speed \([a-z]*\).*/\1/p' <<<"$line")
   crf=$(sed -n 's/.*crf \([0-9.]*\).*/\1/p' <<<"$line")
   [ -n "$preset" ] && [ -n "$crf" ] || { log "error: cannot read preset and crf from: $line"; exit 1; }
   case $c in
@@ -100,10 +102,11 @@ for ((r = 1; r <= RUNS; r++)); do
       out=$WORK/$c-$s.${EXT[$c]}
       rm -f "$out"
       side_cmd "$s" "$c" "$out"
-      if ! /usr/bin/time -f '%e' -o "$WORK/t" "${CMD[@]}" </dev/null >"$WORK/log" 2>&1; then
+      t0=$(date +%s.%N)
+      if ! "${CMD[@]}" </dev/null >"$WORK/log" 2>&1; then
         log "error: $c $s failed:"; tail -n 5 "$WORK/log" >&2; exit 1
       fi
-      t=$(tail -n 1 "$WORK/t"); TIMES[$c/$s]+="$t "
+      t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'); TIMES[$c/$s]+="$t "
       SIZE[$c/$s]=$(stat -c %s "$out")
       n=$(ffprobe -v error -count_packets -select_streams v:0 -show_entries stream=nb_read_packets -of csv=p=0 "$out")
       [ "$n" = "$FRAMES" ] || { log "error: $c $s wrote $n frames, the input has $FRAMES"; exit 1; }

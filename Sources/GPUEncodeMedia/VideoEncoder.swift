@@ -255,6 +255,10 @@ package final class VideoEncoder {
             if let profile = s.profile ?? (lossless ? nil : "high") { av_dict_set(&options, "profile", profile, 0) }
             if let p = s.videoParams { av_dict_set(&options, "x264-params", p, 0) }
         case .hevc:
+            // FFmpeg's libx265 passes thread_count on as x265's frame threads; avcodec_alloc_context3
+            // leaves it at 1, which serialises frames (on 16 cores half ffmpeg's speed). 0 lets x265
+            // choose, as the ffmpeg CLI's default -threads auto does; --threads sizes the pool.
+            enc.pointee.thread_count = 0
             av_dict_set(&options, "preset", native, 0)
             if let tune = s.tune { av_dict_set(&options, "tune", tune, 0) }
             if let bitrate = s.bitrate {

@@ -241,6 +241,23 @@ final class CodecTests: BatchTestCase {
         }
     }
 
+    /// x265 threads as it does under the ffmpeg CLI: the frame-thread count and pool it reports for
+    /// gpuencode's run equal those of `ffmpeg -c:v libx265` on the same clip and machine. (Forced to
+    /// one frame thread, HEVC ran at half ffmpeg's speed on 16 cores; on two cores both choose one.)
+    func testX265ChoosesItsThreadsAsUnderFFmpeg() throws {
+        let input = try input()
+        func threading(_ stderr: String) -> [String] {
+            stderr.split(separator: "\n").map(String.init).filter { $0.contains("frame threads") || $0.contains("Thread pool") }
+        }
+        let r = try gpuencode([input.path, scratch("t.mp4").path, "--codec", "hevc", "--speed", "ultrafast", "--x265-params", "log-level=info"])
+        XCTAssertEqual(r.status, 0, r.summary)
+        let f = try Oracle.run("ffmpeg", ["-nostdin", "-y", "-i", input.path, "-c:v", "libx265", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+                                          scratch("f.mp4").path])
+        XCTAssertEqual(f.status, 0, f.stderr)
+        XCTAssertFalse(threading(f.stderr).isEmpty, f.stderr)
+        XCTAssertEqual(threading(r.stderr), threading(f.stderr))
+    }
+
     /// `batch --codec hevc` and a manifest's codec column; a row the codec cannot take stops the
     /// batch before anything runs; changing the codec redoes a job, an unchanged one is skipped.
     func testBatchCodecFlagAndManifestColumn() throws {
