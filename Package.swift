@@ -13,7 +13,7 @@ let package = Package(
     name: "gpuencode",
     products: [
         .executable(name: "gpuencode", targets: ["gpuencode"]),
-        .library(name: "GPUEncodeKit", targets: ["GPUEncodeKit"]),
+        .library(name: "GPUEncodeKit", targets: ["GPUEncodeKit", "GPUEncodeBatch"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -31,18 +31,48 @@ let package = Package(
             pkgConfig: "egl glesv2",
             providers: [.apt(["libegl-dev", "libgles-dev", "libegl-mesa0"])]
         ),
-        // What Swift cannot import from FFmpeg: function-like macros, variadics, signal flags.
-        .target(name: "CShim", dependencies: ["CFFmpeg"]),
+        // Plain POSIX calls for GPUEncodeCore (signal flag, exclusive create, no-replace rename): no FFmpeg.
+        .target(name: "CSystemShim"),
+        // What Swift cannot import from FFmpeg: function-like macros, variadics, the AVIOContext on
+        // our own descriptor. Its header includes CSystemShim's, so `import CShim` sees both.
+        .target(name: "CShim", dependencies: ["CFFmpeg", "CSystemShim"]),
+
+        // The library, in layers; each depends only on the ones below it (docs/DESIGN.md, "Targets").
+        // Errors, files read and written safely, queues, progress, JSON: no FFmpeg, no GL.
+        .target(name: "GPUEncodeCore", dependencies: ["CSystemShim"], swiftSettings: fuzzInstrumented),
+        // Filter declarations (GLSL beside typed parameters), .cube/.acv parsers. Pictures and movies
+        // that filters read are decoded through `FilterMedia`, which the pipeline layer provides.
+        .target(name: "GPUEncodeFilters", dependencies: ["GPUEncodeCore"], swiftSettings: fuzzInstrumented),
+        // Encoder settings as declared (crf, presets, rules): what presets, batch manifests and the
+        // CLI check; opening an encoder with them is the pipeline's.
+        .target(name: "GPUEncodeSettings", dependencies: ["GPUEncodeCore"], swiftSettings: fuzzInstrumented),
+        // Presets: JSON with line:column errors, the model, migration, the schema, the library.
         .target(
-            name: "GPUEncodeKit",
-            dependencies: ["CFFmpeg", "CEGL", "CShim"],
+            name: "GPUEncodePresets",
+            dependencies: ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeSettings"],
             swiftSettings: fuzzInstrumented,
             plugins: ["EmbedPresets"]
         ),
+        // EGL context, shaders, the chain and frame renderers: EGL/GLES only, no FFmpeg.
+        .target(name: "GPUEncodeRender", dependencies: ["GPUEncodeCore", "GPUEncodeFilters", "CEGL"]),
+        // FFmpeg I/O: owning AVFrame/AVPacket, the video source (demux, decode, NVDEC, working
+        // format), the output file, the video encoder, audio re-encoding, metadata, stills (PNG/JPEG).
+        // Settings gives it what to encode with; it knows nothing of GL, filters or presets.
+        .target(name: "GPUEncodeMedia", dependencies: ["GPUEncodeCore", "GPUEncodeSettings", "CFFmpeg", "CShim"]),
+        // The pipeline: inputs and outputs, the transcoder, preview, contact sheet, benchmark. It
+        // re-exports the layers below, so `import GPUEncodeKit` is all a library user needs.
+        .target(
+            name: "GPUEncodeKit",
+            dependencies: ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeSettings", "GPUEncodePresets", "GPUEncodeRender",
+                           "GPUEncodeMedia", "CFFmpeg", "CEGL", "CShim"]
+        ),
+        // Many files in parallel: plans, manifests, state, reports.
+        .target(name: "GPUEncodeBatch", dependencies: ["GPUEncodeKit", "CSystemShim"]),
         .executableTarget(
             name: "gpuencode",
             dependencies: [
                 "GPUEncodeKit",
+                "GPUEncodeBatch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // lld: the static Foundation (pulled in by swift-argument-parser here, used directly by
@@ -59,7 +89,13 @@ let package = Package(
         .plugin(name: "EmbedPresets", capability: .buildTool(), dependencies: ["PresetEmbedder"]),
         // The parsers that read untrusted files, run together on one input: by the fuzzer below
         // and by ParserFuzzRegressionTests, which replays every crash the fuzzer ever found.
-        .target(name: "ParserFuzzHarness", dependencies: ["GPUEncodeKit"], path: "Fuzz/Harness", swiftSettings: fuzzInstrumented),
+        // It needs the parsing layers only (no FFmpeg, no GL), so the fuzz build links neither.
+        .target(
+            name: "ParserFuzzHarness",
+            dependencies: ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodePresets"],
+            path: "Fuzz/Harness",
+            swiftSettings: fuzzInstrumented
+        ),
         // libFuzzer's entry point when fuzzing; otherwise a program that replays files through the
         // harness, so a plain `swift build` needs no sanitizer.
         .executableTarget(
@@ -69,7 +105,7 @@ let package = Package(
             swiftSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address", "-parse-as-library"]), .define("FUZZING")] : [],
             linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
         ),
-        .testTarget(name: "GPUEncodeTests", dependencies: ["GPUEncodeKit", "ParserFuzzHarness"], path: "Tests/GPUEncodeTests"),
+        .testTarget(name: "GPUEncodeTests", dependencies: ["GPUEncodeKit", "GPUEncodeBatch", "ParserFuzzHarness"], path: "Tests/GPUEncodeTests"),
         // Each filter on the GPU against a CPU reference written in the tests (Double precision).
         .testTarget(name: "FilterTests", dependencies: ["GPUEncodeKit"], path: "Tests/FilterTests"),
     ],

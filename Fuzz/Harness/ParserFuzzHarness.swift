@@ -1,4 +1,6 @@
-import GPUEncodeKit
+import GPUEncodeCore
+import GPUEncodeFilters
+import GPUEncodePresets
 
 /// What the fuzzer feeds and the tests replay: every parser that reads a file a user or a
 /// downloaded preset pack can hand us, run on the same bytes. All of them, rather than one chosen

@@ -24,36 +24,6 @@ void gpuencode_set_log_level(int level) {
     av_log_set_level(level);
 }
 
-static volatile sig_atomic_t interrupt_signal = 0;
-
-static void on_signal(int sig) {
-    interrupt_signal = sig;
-}
-
-void gpuencode_install_signal_handlers(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    /* The handler only sets a flag, so a run stuck where the flag is never polled (a driver thread
-       that never returns) would ignore Ctrl-C forever. SA_RESETHAND: a second SIGINT/SIGTERM/SIGHUP
-       takes the default action and ends the process at once, as ffmpeg's repeated Ctrl-C does; a
-       temporary it leaves is removed by the next run (stale-temporary cleanup). */
-    struct sigaction once = sa;
-    once.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, &once, NULL);
-    sigaction(SIGTERM, &once, NULL);
-    sigaction(SIGHUP, &once, NULL);
-    /* A closed terminal or dropped SSH session (SIGHUP), a closed pipe on stdout/stderr (SIGPIPE:
-       the write fails with EPIPE instead) and RLIMIT_FSIZE (SIGXFSZ: the write fails with EFBIG)
-       stop the run the same way, so the temporary is removed rather than left by the default action. */
-    /* SIGPIPE and SIGXFSZ repeat with every failed write, so they keep the flag-only handler. */
-    sigaction(SIGPIPE, &sa, NULL);
-    sigaction(SIGXFSZ, &sa, NULL);
-}
-
-int gpuencode_interrupt_signal(void) { return interrupt_signal; }
-
 static enum AVPixelFormat cuda_get_format(AVCodecContext *ctx, const enum AVPixelFormat *formats) {
     (void)ctx;
     for (const enum AVPixelFormat *p = formats; *p != AV_PIX_FMT_NONE; p++) {
@@ -77,7 +47,7 @@ void gpuencode_use_cuda_get_format(void *codec_context) {
 // the call return AVERROR_EXIT instead of waiting on.
 static int interrupt_requested(void *opaque) {
     (void)opaque;
-    return interrupt_signal != 0;
+    return gpuencode_interrupt_signal() != 0;
 }
 
 int gpuencode_open_input_file(void **format_context, const char *path) {
@@ -115,24 +85,6 @@ int gpuencode_averror_exit(void) { return AVERROR_EXIT; }
 #include <linux/fs.h>
 #include <libavformat/avio.h>
 #include <libavutil/mem.h>
-
-int gpuencode_create_exclusive(const char *path) {
-    /* O_EXCL refuses any existing name, a planted symlink included (O_NOFOLLOW says so twice);
-       the mode is filtered by the umask like any new file's. */
-    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    return fd >= 0 ? fd : -errno;
-}
-
-int gpuencode_rename_noreplace(const char *from, const char *to) {
-    /* The raw system call: glibc declares renameat2 only under _GNU_SOURCE. */
-    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
-    int e = errno;
-    if (e != EINVAL && e != ENOSYS && e != ENOTSUP) return -e;
-    /* Filesystems without RENAME_NOREPLACE: link(2) fails with EEXIST just as atomically. */
-    if (link(from, to) != 0) return -errno;
-    if (unlink(from) != 0) return -errno;
-    return 0;
-}
 
 static int fd_write(void *opaque, uint8_t *buf, int size) {
     int fd = (int)(intptr_t)opaque;

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CShim
+import GPUEncodeBatch
 import GPUEncodeKit
 import Glibc
 
@@ -161,7 +162,7 @@ struct BatchCommand: ParsableCommand {
         request.outDir = outDir
         request.template = name
         request.presetSpec = preset
-        request.presetDirectories = presetDirs
+        request.presetDirectories = presetDirs + (Environment.userPresetDirectory.map { [$0] } ?? [])
         request.allowed = try readAccess.allowed()
         let overrides = try encode.overrides(threadsMayBeAuto: false)
         request.overrides = overrides

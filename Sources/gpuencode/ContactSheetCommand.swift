@@ -80,7 +80,7 @@ struct ContactSheetCommand: ParsableCommand {
             let selection = try resolveGPU(gpu)
             if !overwrite && access(output, F_OK) == 0 { throw GPUEncodeError(.outputCreate, path: output, "already exists (use -y to overwrite)") }
             // Every preset is loaded (and checked) before any rendering starts.
-            let library = PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed())
+            let library = PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed())
             let list = try (presets.map(presetList) ?? ContactSheet.defaultPresets).map { try library.load($0) }
             let session = try Preview.Session(input: input, at: at, gpu: selection)
             let verbose = self.verbose

@@ -36,7 +36,7 @@ struct PresetsCommand: ParsableCommand {
                 fputs("gpuencode: error: \(error.description)\n", stderr)
                 throw ExitCode(error.exitCode)
             }
-            let library = PresetLibrary(presetDirectories: presetDirs, allowed: allowed)
+            let library = PresetLibrary(commandLine: presetDirs, allowed: allowed)
             let entries = library.entries()
             let sources = entries.map { $0.isBuiltin ? "built-in" : $0.origin }
             let nameWidth = (entries.map(\.name.count).max() ?? 0) + 2
@@ -77,7 +77,7 @@ struct PresetsCommand: ParsableCommand {
 
         func run() throws {
             do {
-                let preset = try PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed()).load(name)
+                let preset = try PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed()).load(name)
                 print(PresetWriter.text(preset), terminator: "")
             } catch let error as GPUEncodeError {
                 fputs("gpuencode: error: \(error.description)\n", stderr)

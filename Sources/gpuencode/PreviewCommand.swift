@@ -39,7 +39,7 @@ struct PreviewCommand: ParsableCommand {
 
     @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
 
-    func library() throws -> PresetLibrary { PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed()) }
+    func library() throws -> PresetLibrary { PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed()) }
 
     @Option(help: ArgumentHelp("Time of the frame in seconds from the start (the first frame at or after it).", valueName: "seconds"))
     var at: Double = 0

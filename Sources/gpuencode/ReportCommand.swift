@@ -1,4 +1,5 @@
 import ArgumentParser
+import GPUEncodeBatch
 import GPUEncodeKit
 import Glibc
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CShim
+import GPUEncodeBatch
 import GPUEncodeKit
 import Glibc
 
@@ -148,7 +149,8 @@ struct GPUEncode: ParsableCommand {
         if let n = benchmarkFilters {
             do {
                 let selection = try resolveGPU(gpu)
-                let r = try FilterBenchmark.run(input: input!, preset: try PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed()).load(preset), gpu: selection, path: path, frames: n)
+                let r = try FilterBenchmark.run(input: input!, preset: try PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed()).load(preset), gpu: selection, path: path, frames: n,
+                                                transfer: Environment.transfer, synchronous: Environment.synchronousBenchmark)
                 print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
             } catch let error as GPUEncodeError {
                 fputs("gpuencode: error: \(error.description)\n", stderr)
@@ -166,7 +168,7 @@ struct GPUEncode: ParsableCommand {
             // Before anything opens the input: a FIFO input blocks in open until its writer comes,
             // and SIGINT/SIGTERM must stop that as an interruption (130/143), not a read error.
             gpuencode_install_signal_handlers()
-            let library = PresetLibrary(presetDirectories: presetDirs, allowed: try readAccess.allowed())
+            let library = PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed())
             let base = try library.load(self.preset)
             // A flag given on the command line wins over the preset's "encode", which wins over the
             // defaults: the same resolution a batch job gets. What depends on the codec (crf scale,
@@ -197,6 +199,7 @@ struct GPUEncode: ParsableCommand {
             var options = TranscodeOptions(input: input!, output: output!, preset: preset)
             options.overwrite = overwrite
             options.renderPath = path
+            options.transfer = Environment.transfer
             options.sequential = deterministic
             options.encoder = settings
             let selection = try resolveGPU(gpu)
@@ -315,6 +318,9 @@ for i in 1..<Int(CommandLine.argc) {
         exit(64)
     }
 }
+
+// The filters that read pictures and movies (image, lookup, video) decode them with FFmpeg.
+FilterMedia.install(FFmpegFilterMedia())
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if let first = arguments.first, let command = subcommands[first] {

@@ -1,4 +1,5 @@
 @testable import GPUEncodeKit
+@testable import GPUEncodeRender
 import XCTest
 
 /// Chains larger than one shader can hold: the plan cuts them into passes within the GPU's limits

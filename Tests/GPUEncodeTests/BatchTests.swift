@@ -1,4 +1,5 @@
 import Foundation
+import GPUEncodeBatch
 import GPUEncodeKit
 #if canImport(FoundationXML)
 import FoundationXML

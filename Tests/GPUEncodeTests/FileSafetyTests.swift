@@ -1,6 +1,7 @@
 import CShim
 import Foundation
 @testable import GPUEncodeKit
+@testable import GPUEncodeCore
 import XCTest
 
 // Issue 10, "Writing files": temporaries that cannot be redirected by a planted symlink, no silent

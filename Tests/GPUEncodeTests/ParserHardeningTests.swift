@@ -1,10 +1,18 @@
 @testable import GPUEncodeKit
+@testable import GPUEncodePresets
 import Foundation
 import XCTest
 
 /// The JSON parser and the preset reader on hostile input: RFC 8259 strictly, each refusal at its
 /// line:column; depth limits instead of a stack overflow; linear time on huge inputs.
 final class ParserHardeningTests: XCTestCase {
+    // Presets load in this process: their pictures and movies decode through the FFmpeg decoder
+    // the command line installs at start.
+    override class func setUp() {
+        super.setUp()
+        FilterMedia.install(FFmpegFilterMedia())
+    }
+
     /// Each input, where the error must point, and a word of its message.
     static let badJSON: [(input: [UInt8], line: Int, column: Int, message: String)] = [
         (Array("[1,]".utf8), 1, 4, "trailing comma"),

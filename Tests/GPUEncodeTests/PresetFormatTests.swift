@@ -5,6 +5,13 @@ import XCTest
 /// The preset format beyond plain chains: graphs, collected errors, warnings, extends, encode,
 /// migration, show output and the schema.
 final class PresetFormatTests: XCTestCase {
+    // Presets load in this process: their pictures and movies decode through the FFmpeg decoder
+    // the command line installs at start.
+    override class func setUp() {
+        super.setUp()
+        FilterMedia.install(FFmpegFilterMedia())
+    }
+
     private func check(_ json: String, origin: String = "p.json") -> PresetCheck { Preset.check(json: json, origin: origin) }
 
     private func scratchDirectory() throws -> URL {

@@ -1,8 +1,17 @@
 @testable import GPUEncodeKit
+@testable import GPUEncodeCore
+@testable import GPUEncodeRender
 import XCTest
 
 /// Preset parsing and validation: errors must name the file, the position and the JSON path.
 final class PresetTests: XCTestCase {
+    // Presets load in this process: their pictures and movies decode through the FFmpeg decoder
+    // the command line installs at start.
+    override class func setUp() {
+        super.setUp()
+        FilterMedia.install(FFmpegFilterMedia())
+    }
+
     func testBuiltinPresetsLoad() throws {
         XCTAssertTrue(Preset.builtinNames.contains("sepia"))
         XCTAssertTrue(Preset.builtinNames.contains("identity"))
@@ -13,6 +22,17 @@ final class PresetTests: XCTestCase {
             // Only `none` may be empty: an empty chain means "no GPU stage".
             XCTAssertEqual(preset.filters.isEmpty, name == "none", name)
         }
+    }
+
+    /// The library reads no environment: the program passes the user's folder (the CLI finds it with
+    /// `userDirectory(environment:)` from XDG_CONFIG_HOME or HOME).
+    func testUserPresetFolderIsAParameter() {
+        func env(_ values: [String: String]) -> (String) -> String? { { values[$0] } }
+        XCTAssertEqual(PresetLibrary.userDirectory(environment: env(["XDG_CONFIG_HOME": "/x", "HOME": "/h"])), "/x/gpuencode/presets")
+        XCTAssertEqual(PresetLibrary.userDirectory(environment: env(["XDG_CONFIG_HOME": "rel", "HOME": "/h"])), "/h/.config/gpuencode/presets")
+        XCTAssertNil(PresetLibrary.userDirectory(environment: env(["HOME": ""])))
+        XCTAssertEqual(PresetLibrary(presetDirectories: ["/a"], userDirectory: "/u").directories, ["/a", "/u"])
+        XCTAssertEqual(PresetLibrary().directories, [])
     }
 
     func testDefaultsAreFilledIn() throws {

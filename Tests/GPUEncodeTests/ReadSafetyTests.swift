@@ -6,6 +6,13 @@ import XCTest
 /// every file is a regular file read within a cap (no hang on a FIFO, no endless /dev/zero); inputs
 /// are local files, never URLs, and text is not media. Timeouts here only guard against hangs.
 final class ReadSafetyTests: GPUEncodeTestCase {
+    // Presets load in this process: their pictures and movies decode through the FFmpeg decoder
+    // the command line installs at start.
+    override class func setUp() {
+        super.setUp()
+        FilterMedia.install(FFmpegFilterMedia())
+    }
+
     /// A hang guard, far above what any of these runs takes.
     let guardTimeout: TimeInterval = 60
 

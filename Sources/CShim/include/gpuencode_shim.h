@@ -3,6 +3,9 @@
 #include <stdint.h>
 #include <libavutil/avutil.h>
 #include <libavutil/error.h>
+// The POSIX shims (signal flag, exclusive create, no-replace rename), re-exported so `import CShim`
+// still sees them.
+#include "gpuencode_system.h"
 
 // Function-like macros and compound literals that Swift cannot import.
 int gpuencode_averror_eof(void);
@@ -15,10 +18,6 @@ void gpuencode_err2str(int errnum, char *buf, size_t size);
 void gpuencode_log(void *avcl, int level, const char *message);
 // Routes libav* log lines at or above `level` to stderr with a prefix; below it they are dropped.
 void gpuencode_set_log_level(int level);
-
-// SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ set a flag that the transcode loop polls; the handler does nothing else.
-void gpuencode_install_signal_handlers(void);
-int gpuencode_interrupt_signal(void);
 
 // Decoding through FFmpeg's cuda hwaccel (NVDEC): installs a get_format callback (a C function
 // pointer) on the AVCodecContext that picks AV_PIX_FMT_CUDA when the decoder offers it, and the first
@@ -34,12 +33,6 @@ int gpuencode_open_input_file(void **format_context, const char *path);
 int gpuencode_averror_exit(void);
 
 // ---- Safe file writing (issue 10) ----
-// open(O_RDWR|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0666): the fd, or -errno. Never follows or reuses
-// an existing name.
-int gpuencode_create_exclusive(const char *path);
-// rename that fails with -EEXIST instead of replacing `to` (renameat2 RENAME_NOREPLACE; link+unlink
-// where the filesystem lacks it). 0 or -errno.
-int gpuencode_rename_noreplace(const char *from, const char *to);
 // An AVIOContext (returned as void*) that writes, seeks and reads on `fd`, which stays the caller's
 // to close; the muxer then never opens the output by name for writing.
 void *gpuencode_avio_open_fd(int fd);

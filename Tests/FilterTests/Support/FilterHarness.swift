@@ -70,6 +70,13 @@ enum TestImages {
 }
 
 class FilterTestCase: XCTestCase {
+    // The image, lookup and video filters decode their files through the FFmpeg decoder that the
+    // command line installs at start (the filters layer has no FFmpeg).
+    override class func setUp() {
+        super.setUp()
+        FilterMedia.install(FFmpegFilterMedia())
+    }
+
     override func setUpWithError() throws {
         try SharedGL.ensure()
     }

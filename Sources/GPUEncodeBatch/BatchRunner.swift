@@ -1,0 +1,229 @@
+import CSystemShim
+import Glibc
+import GPUEncodeKit
+
+/// Receives what happens to the jobs, from the worker threads (implementations lock themselves).
+public protocol BatchObserver: AnyObject, Sendable {
+    func jobStarted(_ job: BatchJob, worker: Int, reason: String)
+    func jobProgress(_ job: BatchJob, worker: Int, frames: Int, position: Double, total: Double?)
+    func jobEnded(_ result: JobResult)
+}
+
+public struct BatchRunOptions: Sendable {
+    /// Jobs at once, each on its own thread with its own GL context.
+    public var jobs = BatchRunOptions.defaultJobs()
+    /// x264 (and decoder) threads per job; 0 means cores / jobs.
+    public var threadsPerJob = 0
+    public var gpu: GPUSelection = .auto
+    /// Video decoding of every job (`--hwaccel`).
+    public var hwaccel: HardwareAcceleration = .none
+    public var renderPath: RenderPath = .direct
+    public var resume = ResumePolicy()
+    public var failFast = false
+    /// Warnings and notes of the jobs, one line each (prefixed with the input by the runner).
+    public var log: @Sendable (LogLevel, String) -> Void = { _, _ in }
+
+    public init() {}
+
+    /// What keeps this machine busy without oversubscribing it: x264 threads × jobs ≈ cores, with
+    /// enough jobs that one job's start-up and tail (GL context, probing, the encoder's flush) overlap
+    /// the others' steady state: one job per 4 cores, at least 2 where there are 2 cores.
+    public static func defaultJobs(cores: Int = onlineCores()) -> Int {
+        cores <= 1 ? 1 : max(2, cores / 4)
+    }
+
+    public func threads(cores: Int = onlineCores()) -> Int {
+        threadsPerJob > 0 ? threadsPerJob : max(1, cores / max(1, jobs))
+    }
+}
+
+public struct BatchOutcome: Sendable {
+    /// One per job of the shard, in plan order.
+    public let results: [JobResult]
+    /// The signal that stopped the batch, if one did.
+    public let interruptedBy: Int32?
+    public let failFastStopped: Bool
+    public let wallSeconds: Double
+
+    public var failed: Int { results.filter { $0.status == .failed }.count }
+}
+
+/// Runs a shard's jobs on worker threads, each job a `Transcoder.run` (the single-file command's
+/// path) with its own options. Memory is bounded by the number of workers, not of files: a worker
+/// holds one transcode (bounded queues) and the results are small.
+public final class BatchRunner: @unchecked Sendable {
+    private let jobs: [BatchJob]
+    private let options: BatchRunOptions
+    private let state: BatchState?
+    private let observer: BatchObserver?
+    private let next = Locked(0)
+    private let results: Locked<[JobResult?]>
+    private let stop = Locked(false)
+
+    public init(jobs: [BatchJob], options: BatchRunOptions, state: BatchState?, observer: BatchObserver?) {
+        self.jobs = jobs
+        self.options = options
+        self.state = state
+        self.observer = observer
+        results = Locked(Array(repeating: nil, count: jobs.count))
+    }
+
+    private var stopping: Bool { stop.withLock { $0 } || gpuencode_interrupt_signal() != 0 }
+
+    /// Throws only when not even one worker thread can be started; with fewer threads than
+    /// --jobs asked for, the batch runs on those it has (a warning says so).
+    public func run() throws -> BatchOutcome {
+        let started = monotonicSeconds()
+        let workers = max(1, min(options.jobs, jobs.count))
+        var threads: [WorkerThread] = []
+        for w in 1...workers {
+            do {
+                threads.append(try WorkerThread(name: "gpuencode-job\(w)") { [self] in work(worker: w) })
+            } catch let e as GPUEncodeError {
+                if threads.isEmpty { throw e }
+                options.log(.warning, "\(e.message); running \(threads.count) jobs at once instead of \(workers)")
+                break
+            }
+        }
+        threads.forEach { $0.join() }
+        let signal = gpuencode_interrupt_signal()
+        let stoppedByFailFast = signal == 0 && stop.withLock { $0 }
+        let all = results.withLock { $0 }.enumerated().map { i, r -> JobResult in
+            if let r { return r }
+            return JobResult(job: jobs[i], status: .skipped, reason: signal != 0 ? "not run: interrupted" : "not run: --fail-fast stopped the batch")
+        }
+        return BatchOutcome(results: all, interruptedBy: signal != 0 ? signal : nil, failFastStopped: stoppedByFailFast,
+                            wallSeconds: monotonicSeconds() - started)
+    }
+
+    private func work(worker: Int) {
+        while !stopping {
+            let i = next.withLock { n -> Int in defer { n += 1 }; return n }
+            guard i < jobs.count else { return }
+            let result = runJob(jobs[i], worker: worker)
+            results.withLock { $0[i] = result }
+            if result.status == .failed && options.failFast { stop.withLock { $0 = true } }
+            observer?.jobEnded(result)
+        }
+    }
+
+    private func runJob(_ job: BatchJob, worker: Int) -> JobResult {
+        var result = JobResult(job: job, status: .failed)
+        result.worker = worker
+        let t0 = monotonicSeconds()
+        let record = state?.record(for: job.output)
+        var contentHash: String?
+        // A batch runs unattended: a FIFO named as an input would hold a worker forever when nothing
+        // writes to it, and a device (/dev/zero) never ends. One transcode at a shell may read them.
+        var st = stat()
+        if stat(job.input, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG {
+            let what = SafeFile.describe(mode: st.st_mode)
+            return failed(result, GPUEncodeError(.input, path: job.input, "\(what), not a regular file; batch inputs must be regular files"), since: t0)
+        }
+        let decision: JobDecision
+        do {
+            decision = try options.resume.decide(job, record: record) {
+                contentHash = try FNV1a64.file(job.input)
+                return contentHash
+            }
+        } catch {
+            return failed(result, error, since: t0)
+        }
+        let overwrite: Bool
+        switch decision {
+        case .skip(let reason):
+            // Up to date by size and mtime, run now with --hash: the record gains the content hash,
+            // so the next run (in a checkout with fresh mtimes) recognises the input.
+            if options.resume.hash, var r = record, r.inputHash == nil, let state, let h = try? FNV1a64.file(job.input) {
+                r.inputHash = h
+                state.set(r, for: job.output)
+                saveState()
+            }
+            result.status = .skipped
+            result.reason = reason
+            result.worker = nil
+            return result
+        case .refuse(let reason):
+            return failed(result, GPUEncodeError(.outputCreate, path: job.output, reason), since: t0)
+        case .run(let o, let reason):
+            overwrite = o
+            result.reason = reason
+        }
+        observer?.jobStarted(job, worker: worker, reason: result.reason ?? "")
+        result.inputFacts = MediaFacts.probe(job.input)
+        do {
+            try makeDirectories(splitPath(job.output).dir)
+            let threads = options.threads()
+            var o = TranscodeOptions(input: job.input, output: job.output, preset: job.preset)
+            o.reuseGPUContext = true
+            o.overwrite = overwrite
+            o.encoder = job.encoderSettings(threads: threads)
+            o.decoderThreads = threads
+            o.gpu = options.gpu
+            o.hwaccel = options.hwaccel
+            o.renderPath = options.renderPath
+            let log = options.log
+            let input = job.input
+            o.log = { level, message in log(level, message.hasPrefix(input) ? message : "\(input): \(message)") }
+            let observer = self.observer
+            o.onFrame = { frames, position, total in observer?.jobProgress(job, worker: worker, frames: frames, position: position, total: total) }
+            let stop = self.stop
+            o.shouldStop = { stop.withLock { $0 } }
+            // With --hash the digest is taken before the run, so a file that changes while it is
+            // read is redone next time rather than trusted.
+            if options.resume.hash && contentHash == nil { contentHash = try FNV1a64.file(job.input) }
+            let stampBefore = FileStamp(job.input)
+            let summary = try Transcoder.run(o)
+            result.status = .ok
+            result.exitCode = 0
+            result.framesOut = summary.frames
+            result.renderer = summary.renderer
+            result.wallSeconds = monotonicSeconds() - t0
+            result.outputFacts = MediaFacts.probe(job.output)
+            if let state, let stamp = stampBefore {
+                state.set(JobRecord(input: job.input, inputSize: stamp.size, inputMtime: stamp.mtime, inputHash: contentHash,
+                                    presetDigest: job.presetDigest, settingsDigest: job.settingsDigest,
+                                    version: GPUEncodeVersion.string, finishedAt: isoTimestamp()), for: job.output)
+                saveState()
+            }
+            return result
+        } catch let e as GPUEncodeError {
+            if case .interrupted(let sig) = e.kind, sig == 0 {
+                result.status = .skipped
+                result.reason = "stopped: --fail-fast (another job failed)"
+                result.wallSeconds = monotonicSeconds() - t0
+                return result
+            }
+            return failed(result, e, since: t0)
+        } catch {
+            return failed(result, error, since: t0)
+        }
+    }
+
+    private func failed(_ r: JobResult, _ error: Error, since t0: Double) -> JobResult {
+        var r = r
+        let e = error as? GPUEncodeError ?? GPUEncodeError(.internal, path: r.job.input, "\(error)")
+        r.status = .failed
+        r.error = e.description
+        r.exitCode = e.exitCode
+        r.wallSeconds = monotonicSeconds() - t0
+        return r
+    }
+
+    private let saveLock = Locked(())
+
+    /// Saved after each finished job; a failure to save is a warning (the outputs are good).
+    private func saveState() {
+        guard let state else { return }
+        saveLock.withLock { _ in
+            do { try state.save() } catch let e as GPUEncodeError {
+                options.log(.warning, "\(state.path): cannot save the state: \(e.message)")
+            } catch {}
+        }
+    }
+
+    /// Saves the state at the end (records of every finished job are already in it).
+    public func finish() throws {
+        try state?.save()
+    }
+}

@@ -1,0 +1,51 @@
+import CFFmpeg
+
+/// The filter stage alone: decoded frames held in memory, then upload → filter chain → YUV
+/// readback in a loop, with no decoder or encoder competing for the CPU.
+public enum FilterBenchmark {
+    public struct Result: Sendable {
+        public var frames: Int
+        public var seconds: Double
+        public var width: Int
+        public var height: Int
+        public var renderer: String
+        public var fps: Double { Double(frames) / seconds }
+    }
+
+    public static func run(input path: String, preset: Preset, gpu: GPUSelection, path renderPath: RenderPath = .direct, frames: Int,
+                           transfer: TransferOptions = TransferOptions(), synchronous: Bool = false) throws -> Result {
+        let input = try VideoSource(path: path, threads: 0)
+        let dec = input.decoder.pointee
+        let (working, color) = input.workingFormat
+        let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: input.rotation, filters: preset.filters)
+        input.delivery = .working(working, width: geometry.sourceWidth, height: geometry.sourceHeight)
+        // A handful of distinct frames is enough to defeat caching and small enough to hold in memory.
+        var pool: [Frame] = []
+        while pool.count < 8, let frame = try input.nextFrame() { pool.append(frame) }
+        guard !pool.isEmpty else { throw GPUEncodeError(.inputDecode, path: path, "no video frame could be decoded") }
+
+        let gl = try GLContext(selection: gpu)
+        let renderer = try FrameRenderer(geometry: geometry, source: color, filters: preset.filters, path: renderPath,
+                                         pixelBuffers: transfer.usePixelBuffers(gl), copyThreads: transfer.copyThreads)
+        let output = Frame()
+        let out = output.pointer
+        out.pointee.width = Int32(geometry.outputWidth)
+        out.pointee.height = Int32(geometry.outputHeight)
+        out.pointee.format = (renderer.writesNV12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P).rawValue
+        try check(av_frame_get_buffer(out, 0), .internal, path: nil, "frame allocation")
+        // With pixel buffer objects a frame's readback overlaps the next frame's upload and draw
+        // (one frame of latency), as the transcode's GPU stage does; `synchronous` measures
+        // the same transfers waited for one frame at a time.
+        let pipeline = RenderPipeline<Frame>(renderer: renderer, overlapReadback: !synchronous)
+        func run(_ count: Int) throws {
+            for i in 0..<count { _ = try pipeline.process(source: pool[i % pool.count].planes, time: 0, into: output) }
+            _ = try pipeline.flush()
+        }
+        // Warm-up: shader JIT and first-use allocations are not the steady state.
+        try run(min(5, frames))
+        let start = monotonicSeconds()
+        try run(frames)
+        let seconds = monotonicSeconds() - start
+        return Result(frames: frames, seconds: seconds, width: geometry.outputWidth, height: geometry.outputHeight, renderer: gl.renderer)
+    }
+}

@@ -1,0 +1,46 @@
+// What a transcode is asked to do (`TranscodeOptions`) and what it reports (`TranscodeSummary`).
+
+public struct TranscodeOptions: Sendable {
+    public var input: String
+    public var output: String
+    public var preset: Preset
+    public var overwrite = false
+    public var encoder = EncoderSettings()
+    /// Video decoding: software (default) or NVDEC through FFmpeg's cuda hwaccel.
+    public var hwaccel: HardwareAcceleration = .none
+    public var gpu: GPUSelection = .auto
+    public var renderPath: RenderPath = .direct
+    /// Pixel buffer objects or client memory, and copy threads: the renderer's choice unless measuring.
+    public var transfer = TransferOptions()
+    /// Decode, GPU and encode one after another on the calling thread instead of pipelined.
+    public var sequential = false
+    /// Decoder threads; 0 lets libavcodec choose.
+    public var decoderThreads = 0
+    public var progress: ProgressReporter?
+    /// Take the GL context from a process-wide pool and give it back afterwards, instead of making
+    /// and destroying one (batch runs: memory stays flat over thousands of jobs).
+    public var reuseGPUContext = false
+    /// Receives warnings and (when verbose) notes, one line each.
+    public var log: @Sendable (LogLevel, String) -> Void = { _, _ in }
+    /// Receives each frame's measurements (`averageColor` filters), in frame order: the frame's
+    /// index, its time in seconds from the start, and name → values.
+    public var statistics: (@Sendable (Int, Double, [(name: String, value: [Double])]) -> Void)?
+    /// Receives each encoded frame's count, its position in seconds from the start and the media's
+    /// length (nil when unknown); for callers with their own progress display (batch runs).
+    public var onFrame: (@Sendable (Int, Double, Double?) -> Void)?
+    /// Polled with the SIGINT/SIGTERM flag: true stops the run as if interrupted (no output written).
+    public var shouldStop: (@Sendable () -> Bool)?
+
+    public init(input: String, output: String, preset: Preset) {
+        self.input = input
+        self.output = output
+        self.preset = preset
+    }
+}
+
+public struct TranscodeSummary: Sendable {
+    public var frames: Int
+    public var renderer: String
+    public var seconds: Double
+    public var decodeErrors: Int
+}

@@ -1,0 +1,44 @@
+import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
+
+/// Hands frames to the GPU in the run's working format. Frames already in it are passed on as
+/// they are (no copy); only other formats (10-bit, RGB, a size change mid-stream) go through
+/// swscale, the documented fallback.
+package struct FrameConverter {
+    private var context: OpaquePointer?
+    private var key: (Int32, Int32, Int32) = (0, 0, -1)
+
+    package func release() {
+        sws_freeContext(context)
+    }
+
+    /// `frame` itself when it is in `format` at `width` x `height` already, else a converted copy
+    /// (without the original's properties: the caller stamps what it needs). Nil when swscale fails.
+    package mutating func convert(_ frame: Frame, to format: AVPixelFormat, width: Int, height: Int) -> Frame? {
+        let f = frame.pointer.pointee
+        if f.format == format.rawValue && Int(f.width) == width && Int(f.height) == height && f.linesize.0 > 0 {
+            return frame
+        }
+        if key != (f.width, f.height, f.format) {
+            sws_freeContext(context)
+            context = sws_getContext(f.width, f.height, AVPixelFormat(rawValue: f.format), Int32(width), Int32(height), format,
+                                     SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)
+            key = (f.width, f.height, f.format)
+        }
+        guard let context else { return nil }
+        let converted = Frame()
+        let out = converted.pointer
+        out.pointee.width = Int32(width)
+        out.pointee.height = Int32(height)
+        out.pointee.format = format.rawValue
+        guard av_frame_get_buffer(out, 0) >= 0 else { return nil }
+        let srcData: [UnsafePointer<UInt8>?] = [f.data.0, f.data.1, f.data.2, f.data.3].map { $0.map { UnsafePointer($0) } }
+        let srcStride = [f.linesize.0, f.linesize.1, f.linesize.2, f.linesize.3]
+        let dstData = [out.pointee.data.0, out.pointee.data.1, out.pointee.data.2, out.pointee.data.3]
+        let dstStride = [out.pointee.linesize.0, out.pointee.linesize.1, out.pointee.linesize.2, out.pointee.linesize.3]
+        let rows = sws_scale(context, srcData, srcStride, 0, f.height, dstData, dstStride)
+        guard rows > 0 else { return nil }
+        return converted
+    }
+}

@@ -1,0 +1,111 @@
+import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
+import CShim
+
+/// NVDEC decoding through FFmpeg's cuda hwaccel. The decoder gets a CUDA device and a get_format
+/// callback (CShim) choosing AV_PIX_FMT_CUDA; each decoded frame is downloaded to system memory
+/// (NV12, or P010 for 10-bit) before the GPU stage, which converts it to its working format like any
+/// other format it does not read directly. A stream NVDEC declines (an unsupported profile) is
+/// decoded in software by the same decoder, with a warning.
+package final class HardwareDecoder {
+    private let device: UnsafeMutablePointer<AVBufferRef>
+    /// What NVDEC hands out (a CUDA surface), before its download.
+    private let hwFrame = Frame()
+    private let path: String
+    private let log: @Sendable (LogLevel, String) -> Void
+    private var noted = false
+
+    /// Called before `avcodec_open2`. Returns nil (software decoding) for `.none`, and for `.auto`
+    /// when the codec has no cuda hwaccel or no CUDA device can be created; `.cuda` throws then.
+    package static func attach(_ mode: HardwareAcceleration, to decoder: UnsafeMutablePointer<AVCodecContext>,
+                       codec: UnsafePointer<AVCodec>, path: String,
+                       log: @escaping @Sendable (LogLevel, String) -> Void) throws -> HardwareDecoder? {
+        if mode == .none { return nil }
+        let codecName = String(cString: codec.pointee.name)
+        guard hasCUDAConfig(codec) else {
+            if mode == .cuda {
+                throw GPUEncodeError(.gpu, path: path, "--hwaccel cuda: FFmpeg has no NVDEC (cuda) decoding for \(codecName) video; use --hwaccel auto or none")
+            }
+            log(.info, "NVDEC not used: FFmpeg has no cuda hwaccel for \(codecName)")
+            return nil
+        }
+        var device: UnsafeMutablePointer<AVBufferRef>?
+        let rc = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA, nil, nil, 0)
+        guard rc >= 0, let device else {
+            if mode == .cuda {
+                throw GPUEncodeError(.gpu, path: path, "--hwaccel cuda: no CUDA device for NVDEC (FFmpeg: \(averrorString(rc))); it needs an NVIDIA GPU and driver (--hwaccel auto falls back to software)")
+            }
+            log(.info, "NVDEC not used: no CUDA device (FFmpeg: \(averrorString(rc)))")
+            return nil
+        }
+        decoder.pointee.hw_device_ctx = av_buffer_ref(device)
+        gpuencode_use_cuda_get_format(UnsafeMutableRawPointer(decoder))
+        // NVDEC does the decoding; frame threads would only hold more surfaces (FFmpeg adds one
+        // per thread and NVDEC allows 32).
+        decoder.pointee.thread_count = 1
+        log(.info, "decoder: \(codecName) on NVDEC (FFmpeg cuda hwaccel), frames downloaded to system memory")
+        return HardwareDecoder(device: device, path: path, log: log)
+    }
+
+    /// Whether FFmpeg can decode `codec` through the cuda hwaccel with a device context.
+    package static func hasCUDAConfig(_ codec: UnsafePointer<AVCodec>) -> Bool {
+        var i: Int32 = 0
+        while let config = avcodec_get_hw_config(codec, i) {
+            if config.pointee.device_type == AV_HWDEVICE_TYPE_CUDA
+                && config.pointee.methods & Int32(AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) != 0 {
+                return true
+            }
+            i += 1
+        }
+        return false
+    }
+
+    private init(device: UnsafeMutablePointer<AVBufferRef>, path: String, log: @escaping @Sendable (LogLevel, String) -> Void) {
+        self.device = device
+        self.path = path
+        self.log = log
+    }
+
+    deinit {
+        var d: UnsafeMutablePointer<AVBufferRef>? = device
+        av_buffer_unref(&d)
+    }
+
+    /// `avcodec_receive_frame`, with a CUDA frame downloaded into `frame` (timestamps and colour
+    /// properties kept). Returns FFmpeg's code.
+    package func receive(from decoder: UnsafeMutablePointer<AVCodecContext>, into frame: UnsafeMutablePointer<AVFrame>) -> Int32 {
+        let hwFrame = self.hwFrame.pointer
+        let rc = avcodec_receive_frame(decoder, hwFrame)
+        if rc < 0 { return rc }
+        defer { av_frame_unref(hwFrame) }
+        guard hwFrame.pointee.format == AV_PIX_FMT_CUDA.rawValue else {
+            if !noted {
+                noted = true
+                log(.warning, "\(path): NVDEC cannot decode this stream (\(profileName(decoder))); decoding in software")
+            }
+            av_frame_move_ref(frame, hwFrame)
+            return 0
+        }
+        var copied = av_hwframe_transfer_data(frame, hwFrame, 0)
+        if copied >= 0 { copied = av_frame_copy_props(frame, hwFrame) }
+        if copied < 0 {
+            av_frame_unref(frame)
+            log(.warning, "\(path): downloading an NVDEC frame failed: \(averrorString(copied))")
+            return copied
+        }
+        if !noted {
+            noted = true
+            let format = av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)).map { String(cString: $0) } ?? "?"
+            log(.info, "decoder: NVDEC frames arrive in CUDA memory and are downloaded as \(format)")
+        }
+        return 0
+    }
+
+    private func profileName(_ decoder: UnsafeMutablePointer<AVCodecContext>) -> String {
+        let d = decoder.pointee
+        let profile = avcodec_profile_name(d.codec_id, d.profile).map { String(cString: $0) } ?? "profile \(d.profile)"
+        let format = av_get_pix_fmt_name(d.sw_pix_fmt).map { String(cString: $0) } ?? ""
+        return format.isEmpty ? profile : "\(profile), \(format)"
+    }
+}

@@ -1,0 +1,43 @@
+import CFFmpeg
+import GPUEncodeCore
+import GPUEncodeSettings
+
+// The format the GPU reads: planar 8-bit Y'CbCr at the chroma subsampling of the source. Frames
+// already in it are uploaded as decoded; others (10-bit, RGB, NV12 from NVDEC) are converted
+// by swscale first, the one documented per-frame CPU conversion.
+
+extension VideoSource {
+    /// The 8-bit planar format the GPU reads frames of `format` in, and the colour space to read
+    /// them with.
+    package static func workingFormat(for format: AVPixelFormat, colorspace: AVColorSpace, range: AVColorRange) -> (AVPixelFormat, YUVColorSpace) {
+        let native: [AVPixelFormat] = [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P,
+                                       AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUV440P, AV_PIX_FMT_YUVJ440P]
+        let jpeg: [AVPixelFormat] = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P]
+        // Unspecified matrices are BT.601, as swscale and the ffmpeg CLI assume.
+        let matrix: YUVMatrix
+        switch colorspace {
+        case AVCOL_SPC_BT709: matrix = .bt709
+        case AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL: matrix = .bt2020
+        default: matrix = .bt601
+        }
+        let full = range == AVCOL_RANGE_JPEG || jpeg.contains(format)
+        if native.contains(format) { return (format, YUVColorSpace(matrix: matrix, fullRange: full)) }
+        guard let desc = av_pix_fmt_desc_get(format)?.pointee else {
+            return (AV_PIX_FMT_YUV420P, YUVColorSpace(matrix: matrix, fullRange: full))
+        }
+        let isYUV = desc.flags & UInt64(AV_PIX_FMT_FLAG_RGB) == 0 && desc.flags & UInt64(AV_PIX_FMT_FLAG_PAL) == 0 && desc.nb_components >= 3
+        let target: AVPixelFormat
+        switch (desc.log2_chroma_w, desc.log2_chroma_h) {
+        case (0, 0): target = AV_PIX_FMT_YUV444P
+        case (1, 0): target = AV_PIX_FMT_YUV422P
+        default: target = AV_PIX_FMT_YUV420P
+        }
+        // swscale turns RGB, palette and grey into limited-range BT.601 Y'CbCr; YUV keeps its values.
+        return isYUV ? (target, YUVColorSpace(matrix: matrix, fullRange: full)) : (target, YUVColorSpace(matrix: .bt601, fullRange: false))
+    }
+
+    /// `workingFormat` for what the decoder says its frames are.
+    package var workingFormat: (AVPixelFormat, YUVColorSpace) {
+        VideoSource.workingFormat(for: decoder.pointee.pix_fmt, colorspace: decoder.pointee.colorspace, range: decoder.pointee.color_range)
+    }
+}

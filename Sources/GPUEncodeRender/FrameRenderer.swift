@@ -1,0 +1,334 @@
+import CEGL
+import GPUEncodeCore
+import GPUEncodeFilters
+
+/// Y'CbCr planes in, filtered BT.709 limited-range 4:2:0 planes out. Video frames go through a
+/// `RenderPipeline`, which decides when each frame's readback is collected; previews take the
+/// filtered picture as RGBA (`renderRGBA`).
+public final class FrameRenderer {
+    public let geometry: RenderGeometry
+    public let path: RenderPath
+    public var writesNV12: Bool { nv12 != nil }
+    private let planes: [Texture]
+    /// Source planes uploaded four samples per RGBA8 texel (the fused single pass reads them so).
+    private let packed: Bool
+    /// The three-attachment target (even Y rows, odd Y rows, CbCr) read back as NV12: the fused
+    /// single pass's, or the packed conversion at the end of a chain.
+    private var nv12: RenderTarget?
+    /// The fused single program (or luma + chroma programs) when the chain needs no intermediate.
+    private var fast: [(program: ShaderProgram, target: RenderTarget, bindings: FilterBindings)] = []
+    /// Otherwise: the chain through RGBA textures, then its conversion to Y and CbCr.
+    private var chain: ChainRenderer?
+    private var conversion: [(program: ShaderProgram, target: RenderTarget)] = []
+    private var vao: GLuint = 0
+    private var scratch: [UInt8] = []
+    /// Frames rendered so far.
+    public private(set) var frameIndex = 0
+    /// The passes this renderer runs, one line each (what `-v` prints; `passPlan` predicts them).
+    public private(set) var passes: [String] = []
+    /// The last frame's measurements (`averageColor`), in chain order.
+    public var statistics: [(name: String, value: [Double])] { chain?.statistics ?? [] }
+
+    /// Pixel buffer objects for the single-pass path's transfers (set on hardware GPUs).
+    private let transfers: TransferBuffers?
+    /// Readbacks queued by `submit` and not yet collected: which set of read buffers holds each.
+    private var pendingReads: [Int] = []
+    private var nextReadSet = 0
+    /// Two sets of read buffers: frame N's readback is still in flight while frame N+1 is drawn.
+    static let readSets = 2
+
+    /// Whether `submit`/`collect` can overlap one frame's readback with the next frame's work
+    /// (pixel buffer objects on the single-pass path); otherwise frames go through `render`.
+    var canPipeline: Bool { transfers != nil }
+    /// Frames submitted and not yet collected.
+    var pendingFrames: Int { pendingReads.count }
+
+    /// `limits`: the current context's, unless a test plans for another GPU.
+    public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
+                pixelBuffers: Bool = false, copyThreads: Int? = nil, limits: GPULimits? = nil) throws {
+        geometry = g
+        self.path = path
+        let limits = limits ?? GPULimits.current()
+        try ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: limits, of: .input)
+        try ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: limits, of: .preset(filters.first?.context.origin))
+        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
+        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
+        // A point chain too big for one shader goes through the chain's passes, which split it.
+        let direct = FrameRenderer.usesFusedPass(filters, path: path, limits: limits)
+        // Upright 4:2:0 (most video) takes the packed path: planes as RGBA8 textures a quarter as
+        // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
+        // more than the arithmetic around it.
+        packed = direct && FrameRenderer.isUpright420(g)
+        if direct && !filters.isEmpty { passes = [FrameRenderer.fusedPassLine(filters)] }
+        let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
+        transfers = writesNV12 && pixelBuffers ? TransferBuffers(count: 3 + 3 * FrameRenderer.readSets, copyThreads: copyThreads) : nil
+        if packed {
+            planes = [
+                Texture(width: (g.sourceWidth + 3) / 4, height: g.sourceHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
+                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
+                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
+            ]
+        } else {
+            // Luma is read with texelFetch per pixel and bilinearly (2x2 averages) by the chroma pass.
+            planes = [
+                Texture(width: g.sourceWidth, height: g.sourceHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
+                Texture(width: g.chromaWidth, height: g.chromaHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
+                Texture(width: g.chromaWidth, height: g.chromaHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
+            ]
+        }
+        glGenVertexArrays(1, &vao)
+        glBindVertexArray(vao)
+
+        let toRGB = source.toRGB()
+        let fromRGB = YUVColorSpace(matrix: .bt709, fullRange: false).fromRGB()
+        let map = g.rotation.sourceMapping(srcWidth: Float(g.sourceWidth), srcHeight: Float(g.sourceHeight))
+        let (w, h) = (g.outputWidth, g.outputHeight)
+        // Uniforms never change during a run: set them once. A uniform a program does not use has
+        // location -1, which GL ignores.
+        let planeTextures = planes
+        func setUp(_ program: ShaderProgram) {
+            program.use()
+            program.set("texY", int: 0)
+            program.set("texU", int: 1)
+            program.set("texV", int: 2)
+            program.set("rgbaTex", int: 0)
+            program.setMatrix("yuvToRgb", rows: toRGB.rows)
+            program.set("yuvOffset", toRGB.offset[0], toRGB.offset[1], toRGB.offset[2])
+            program.setMatrix("rgbToYuv", rows: fromRGB.rows)
+            program.set("outOffset", fromRGB.offset[0], fromRGB.offset[1], fromRGB.offset[2])
+            program.setMatrix("srcFromOut", rows: map.a)
+            program.set("srcOffset", map.b.0, map.b.1)
+            program.set("lumaSize", Float(g.sourceWidth), Float(g.sourceHeight))
+            program.set("chromaScale", 1 / Float(1 << g.chromaShiftX), 1 / Float(1 << g.chromaShiftY))
+            // Chroma siting: MPEG-2/H.264 "left" horizontally (co-sited with even luma columns)
+            // when subsampled, centred vertically.
+            program.set("chromaBias", g.chromaShiftX > 0 ? 0.25 : 0, 0)
+            program.set("chromaSize", Float(g.chromaWidth), Float(g.chromaHeight))
+            program.set("outSize", Float(w), Float(h))
+            glUniform2i(program.location("lumaMax"), GLint(g.sourceWidth - 1), GLint(g.sourceHeight - 1))
+            glUniform2i(program.location("chromaMax"), GLint(g.chromaWidth - 1), GLint(g.chromaHeight - 1))
+            glUniform2i(program.location("texelMax"), GLint(planeTextures[0].width - 1), GLint(planeTextures[1].width - 1))
+        }
+
+        if direct {
+            let owners = filters.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
+            let prelude = FrameRenderer.prelude(filters)
+            var resources: [String: [String: ResourceTexture]] = [:]
+            var made: [(ShaderProgram, RenderTarget)] = []
+            if packed {
+                made = [(try ShaderProgram(fragment: prelude + FrameRenderer.packedBlockMain, label: "Y'CbCr (filters fused)"),
+                         try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)]))]
+            } else {
+                made = [
+                    (try ShaderProgram(fragment: prelude + FrameRenderer.directLumaMain, label: "luma (filters fused)"),
+                     try RenderTarget(width: (w + 3) / 4, height: h, formats: [GLenum(GL_RGBA8)])),
+                    (try ShaderProgram(fragment: prelude + FrameRenderer.directChromaMain, label: "chroma (filters fused)"),
+                     try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)])),
+                ]
+            }
+            for (program, target) in made {
+                setUp(program)
+                fast.append((program, target, try FilterBindings(program: program, owners: owners, resources: &resources,
+                                                                 inputSize: (g.uprightWidth, g.uprightHeight))))
+            }
+            if packed { nv12 = made[0].1 }
+        } else {
+            let chainSource = ChainSource(glsl: FrameRenderer.chainSourceGLSL, width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
+            let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, limits: limits)
+            self.chain = chain
+            passes = chain.chainPlan.description
+            if writesNV12 {
+                // One pass from the chain's RGBA to NV12, a 4x2 block per fragment.
+                let program = try ShaderProgram(fragment: FrameRenderer.nv12FromRGBA, label: "RGB to NV12")
+                let target = try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)])
+                setUp(program)
+                glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
+                conversion = [(program, target)]
+                nv12 = target
+            } else {
+            conversion = [
+                (try ShaderProgram(fragment: FrameRenderer.lumaFromRGBA, label: "RGB to Y"),
+                 try RenderTarget(width: w, height: h, formats: [GLenum(GL_R8)])),
+                (try ShaderProgram(fragment: FrameRenderer.chromaFromRGBA, label: "RGB to CbCr"),
+                 try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)])),
+            ]
+            for (program, _) in conversion {
+                setUp(program)
+                program.set("texelSize", 1 / Float(chain.outputWidth), 1 / Float(chain.outputHeight))
+            }
+            }
+        }
+        try FrameRenderer.checkError("setting up the renderer")
+    }
+
+    deinit {
+        glDeleteVertexArrays(1, &vao)
+    }
+
+    /// The passes a video renderer on a GPU with `limits` makes of `filters`, one line each, as
+    /// `init` decides them (the fused single pass, or the chain's plan). Throws the preset error the
+    /// renderer would throw. `gpuencode validate` calls this, so it predicts what runs.
+    public static func passPlan(_ filters: [FilterInstance], limits: GPULimits, path: RenderPath = .direct) throws -> [String] {
+        if filters.isEmpty { return [] }
+        if usesFusedPass(filters, path: path, limits: limits) { return [fusedPassLine(filters)] }
+        return try ChainPlan(filters: filters, sourceGLSL: chainSourceGLSL, fuse: path != .unfused, limits: limits).description
+    }
+
+    /// Whether `init` renders `filters` in the single fused pass (else through the chain's passes):
+    /// one decision for the run and for `passPlan`, so validate predicts the run.
+    static func usesFusedPass(_ filters: [FilterInstance], path: RenderPath, limits: GPULimits) -> Bool {
+        path == .direct && !ChainRenderer.needsSampling(filters) && fusesInOnePass(filters, limits: limits)
+    }
+
+    private static func fusedPassLine(_ filters: [FilterInstance]) -> String {
+        "pass 1: source, \(filters.map(\.declaration.name).joined(separator: ", ")), to Y'CbCr (filters: \(fusedNeeds(filters)))"
+    }
+
+    /// Whether the whole point chain fits the single fused program of the direct path (the
+    /// largest of its luma, chroma and packed shaders) on a GPU with `limits`.
+    static func fusesInOnePass(_ filters: [FilterInstance], limits: GPULimits) -> Bool {
+        let own = [packedBlockMain, directLumaMain, directChromaMain].map { ShaderNeeds(glsl: ChainPlan.header + sourceUniforms + $0) }
+        let base = own.max { $0.uniformVectors + $0.samplers < $1.uniformVectors + $1.samplers }!
+        let needs = fusedNeeds(filters)
+        // One custom filter of uncounted size runs there as before: the linker has the last word.
+        return base.fits(with: needs, in: limits) || (filters.count == 1 && needs.unknown)
+    }
+
+    /// What the point filters of the direct path's `filtered()` need, with the prefixes it gives them.
+    private static func fusedNeeds(_ filters: [FilterInstance]) -> ShaderNeeds {
+        filters.enumerated().reduce(ShaderNeeds()) { $0 + ShaderNeeds(glsl: FilterCodegen.function($1.1, prefix: "f\($1.0)_")) }
+    }
+
+    static func isUpright420(_ g: RenderGeometry) -> Bool {
+        g.rotation == .none && g.chromaShiftX == 1 && g.chromaShiftY == 1
+    }
+
+    /// Whether a renderer for this chain writes NV12 (Y + interleaved CbCr) rather than three
+    /// planes: the single-pass path for upright 4:2:0 point-filter chains, where a 4x2 block's
+    /// chroma is one RGBA8 texel.
+    public static func writesNV12(_ g: RenderGeometry, path: RenderPath, filters: [FilterInstance]) -> Bool {
+        // A chain ends upright in an RGBA texture whatever the source, so it converts to NV12 too.
+        path == .direct && (isUpright420(g) || ChainRenderer.needsSampling(filters))
+    }
+
+    /// The filtered picture as RGBA instead of Y'CbCr (previews), on a renderer made with a path
+    /// other than `.direct` (so the chain ends in an RGBA texture).
+    public func renderRGBA(source: [Plane], time: Double = 0) throws -> RGBAImage {
+        guard let chain else { preconditionFailure("renderRGBA needs the viaRGBA or unfused path") }
+        upload(source)
+        defer { frameIndex += 1 }
+        let result = chain.render(time: time, frameIndex: frameIndex)
+        var pixels = [UInt8](repeating: 0, count: result.width * result.height * 4)
+        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), result.fbo)
+        glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
+        glReadPixels(0, 0, GLsizei(result.width), GLsizei(result.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), &pixels)
+        try FrameRenderer.checkError("rendering a preview")
+        return RGBAImage(width: result.width, height: result.height, pixels: pixels)
+    }
+
+    /// Starts a frame on the pipelined path: upload, draw and a queued readback, without waiting.
+    /// Collect it (in order) with `collect` once the next frame has been submitted.
+    func submit(source: [Plane], time: Double = 0) throws {
+        precondition(canPipeline && pendingReads.count < FrameRenderer.readSets)
+        upload(source)
+        draw(time: time)
+        frameIndex += 1
+        queueReadback()
+        try FrameRenderer.checkError("rendering a frame")
+    }
+
+    /// Waits for the oldest submitted frame and copies it into `output` (Y and CbCr).
+    func collect(into output: [Plane]) throws {
+        guard let transfers, !pendingReads.isEmpty else { return }
+        let base = 3 + 3 * pendingReads.removeFirst()
+        let target = nv12!
+        let y = output[0]
+        transfers.finishReads([(base, y.data, 2 * y.stride), (base + 1, y.data + y.stride, 2 * y.stride),
+                               (base + 2, output[1].data, output[1].stride)], target: target, rowBytes: geometry.outputWidth)
+        try FrameRenderer.checkError("reading a frame back")
+    }
+
+    private func queueReadback() {
+        guard let transfers else { return }
+        let set = nextReadSet
+        nextReadSet = (nextReadSet + 1) % FrameRenderer.readSets
+        for a in 0..<3 { transfers.startRead(3 + 3 * set + a, target: nv12!, attachment: a) }
+        pendingReads.append(set)
+    }
+
+    private func upload(_ source: [Plane]) {
+        if let transfers, packed {
+            transfers.upload(textures: planes, planes: source.map { (UnsafeRawPointer($0.data), $0.stride) })
+            return
+        }
+        for (i, t) in planes.enumerated() {
+            glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
+            // (The buffers upload planes packed four samples per texel; a chain's R8 planes go directly.)
+            if packed {
+                t.uploadPacked(source[i].data, stride: source[i].stride, scratch: &scratch)
+            } else {
+                t.upload(source[i].data, stride: source[i].stride)
+            }
+        }
+    }
+
+    private func draw(time: Double) {
+        if let chain {
+            let result = chain.render(time: time, frameIndex: frameIndex)
+            glActiveTexture(GLenum(GL_TEXTURE0))
+            glBindTexture(GLenum(GL_TEXTURE_2D), result.textures[0].id)
+            for (program, target) in conversion {
+                target.bind()
+                program.use()
+                glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+            }
+            return
+        }
+        for (program, target, bindings) in fast {
+            target.bind()
+            program.use()
+            program.set("time", Float(time))
+            program.set("frameIndex", Float(frameIndex))
+            if bindings.isDynamic { bindings.refresh(time: time) }
+            bindings.bind()
+            if bindings.isAnimated { bindings.update(time: time) }
+            glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+        }
+    }
+
+    /// Renders one frame at `time` seconds and reads it back before returning: `source` holds the
+    /// Y, Cb, Cr planes; `output` receives Y, Cb, Cr, or Y and CbCr when `writesNV12`.
+    func render(source: [Plane], output: [Plane], time: Double = 0) throws {
+        precondition(source.count == 3 && output.count == (nv12 != nil ? 2 : 3) && pendingReads.isEmpty)
+        upload(source)
+        draw(time: time)
+        frameIndex += 1
+        if let target = nv12 {
+            if transfers != nil {
+                queueReadback()
+                try collect(into: output)
+            } else {
+                // Even and odd rows come from two targets: each fills every other row of the plane.
+                let y = output[0]
+                target.readPacked(0, into: y.data, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
+                target.readPacked(1, into: y.data + y.stride, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
+                target.readPacked(2, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth, scratch: &scratch)
+            }
+        } else if chain != nil {
+            conversion[0].target.readPlane(0, into: output[0].data, stride: output[0].stride, scratch: &scratch)
+            conversion[1].target.readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
+            conversion[1].target.readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
+        } else {
+            fast[0].target.readPacked(0, into: output[0].data, stride: output[0].stride, width: geometry.outputWidth, scratch: &scratch)
+            fast[1].target.readPlane(0, into: output[1].data, stride: output[1].stride, scratch: &scratch)
+            fast[1].target.readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
+        }
+        try FrameRenderer.checkError("rendering a frame")
+    }
+
+    static func checkError(_ what: String) throws {
+        let e = glGetError()
+        // Sizes and limits are checked before any GL call, so an error here is ours (or the driver's).
+        guard e == GL_NO_ERROR else { throw GPUEncodeError(.internal, "OpenGL error 0x\(String(e, radix: 16)) while \(what)") }
+    }
+}

@@ -1,0 +1,532 @@
+import GPUEncodeCore
+
+/// Where an encode setting may be given.
+public struct EncodeSettingPlaces: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// Flags of the transcode and of `batch` (the `EncodeOptions` group).
+    public static let commandLine = EncodeSettingPlaces(rawValue: 1)
+    /// A preset's `"encode"` block.
+    public static let preset = EncodeSettingPlaces(rawValue: 2)
+    /// A batch manifest's columns (CSV) or job members (JSON).
+    public static let manifest = EncodeSettingPlaces(rawValue: 4)
+    public static let everywhere: EncodeSettingPlaces = [.commandLine, .preset, .manifest]
+}
+
+/// One encode setting, declared once for every place that takes it: its key (a preset's
+/// `"encode"` member and a manifest column), its command-line flags and help, the kind of value,
+/// where it may appear, and its rule. The transcode's and batch's flags (`EncodeOptions`),
+/// manifest columns, preset `"encode"` blocks, `presets show`, the JSON Schema and the batch's
+/// settings digest are all made from `EncodeSetting.all`.
+public struct EncodeSetting: Sendable {
+    public enum Kind: Sendable {
+        /// A number (JSON number).
+        case number(ClosedRange<Double>)
+        /// A whole number (JSON number).
+        case integer(ClosedRange<Int>)
+        /// One of these words (JSON string).
+        case word([String])
+        /// Free text (JSON string).
+        case text
+        /// A rate such as 4M or 2500k (JSON string, or a number of bits per second).
+        case rate
+        /// On or off: a flag on the command line, true/false elsewhere.
+        case flag
+        /// A comma-separated list of whole numbers ("1,3"; JSON: also an array of numbers).
+        case list
+        /// KEY=VALUE, repeatable (JSON manifests: an object; CSV: `metadata.KEY` columns).
+        case entries
+    }
+
+    /// A preset's `"encode"` member and a manifest column (camelCase; manifests also take
+    /// snake_case and kebab-case spellings).
+    public let key: String
+    /// Command-line spellings, the documented one first: `--crf`, `-g`, `-c:v`.
+    public let flags: [String]
+    /// Spellings that still work but are not in --help (`--x264-preset`).
+    public let hiddenFlags: [String]
+    /// Value-less flags standing for a value (`-an` is `--audio none`).
+    public let switches: [(flag: String, value: String)]
+    public let valueName: String
+    /// The --help text; README and docs/presets.md say the same.
+    public let help: String
+    public let kind: Kind
+    public let places: EncodeSettingPlaces
+    /// Older keys read as this one in manifests (presets are upgraded by PresetMigration instead).
+    public let legacyKeys: [String]
+    /// Checks `text` (as given, or a JSON value as text) and stores it; returns what is wrong, or nil.
+    let parse: @Sendable (_ text: String, _ place: EncodeSettingPlaces, _ into: inout EncodeOverrides) -> String?
+    /// The value as JSON (`presets show`), nil when not set.
+    let json: @Sendable (EncodeOverrides) -> JSONValue?
+
+    init(key: String, flags: [String], hiddenFlags: [String] = [], switches: [(flag: String, value: String)] = [], valueName: String,
+         help: String, kind: Kind, places: EncodeSettingPlaces, legacyKeys: [String] = [],
+         parse: @escaping @Sendable (String, EncodeSettingPlaces, inout EncodeOverrides) -> String?,
+         json: @escaping @Sendable (EncodeOverrides) -> JSONValue?) {
+        self.key = key
+        self.flags = flags
+        self.hiddenFlags = hiddenFlags
+        self.switches = switches
+        self.valueName = valueName
+        self.help = help
+        self.kind = kind
+        self.places = places
+        self.legacyKeys = legacyKeys
+        self.parse = parse
+        self.json = json
+    }
+
+    /// The documented flag: `--crf`.
+    public var flag: String { flags.first ?? "--" + key }
+
+    /// Parses a value for this setting given at `place`; a problem is returned as text.
+    public func apply(_ text: String, at place: EncodeSettingPlaces, to overrides: inout EncodeOverrides) -> String? {
+        parse(text, place, &overrides)
+    }
+
+    /// The value `overrides` has for this setting, as a preset writes it.
+    public func jsonValue(of overrides: EncodeOverrides) -> JSONValue? { json(overrides) }
+
+    /// The JSON Schema of this setting's value.
+    public var schema: JSONValue {
+        var s: [(String, JSONValue)]
+        switch kind {
+        case .number(let r): s = [("type", .string("number")), ("minimum", .number(r.lowerBound)), ("maximum", .number(r.upperBound))]
+        case .integer(let r): s = [("type", .string("integer")), ("minimum", .number(Double(r.lowerBound))), ("maximum", .number(Double(r.upperBound)))]
+        case .word(let words): s = [("enum", .strings(words))]
+        case .text: s = [("type", .string("string"))]
+        case .rate: s = [("type", .strings(["string", "number"]))]
+        case .flag: s = [("type", .string("boolean"))]
+        case .list: s = [("type", .string("array")), ("items", .object([("type", .string("integer")), ("minimum", .number(1))]))]
+        case .entries: s = [("type", .string("object")), ("additionalProperties", .object([("type", .string("string"))]))]
+        }
+        s.append(("description", .string(help)))
+        return .object(s)
+    }
+
+    public static func named(_ key: String) -> EncodeSetting? { all.first { $0.key == key } }
+
+    /// The settings a preset's `"encode"` takes, in order.
+    public static var presetKeys: [String] { all.filter { $0.places.contains(.preset) }.map(\.key) }
+    /// The manifest columns for encode settings, in order.
+    public static var manifestKeys: [String] { all.filter { $0.places.contains(.manifest) }.map(\.key) }
+
+    /// The setting a manifest column names: its key in any of camelCase, snake_case or
+    /// kebab-case (`audio_bitrate`), or a legacy key (`x264Preset`, `x264_preset`).
+    public static func forColumn(_ name: String) -> EncodeSetting? {
+        let folded = fold(name)
+        return all.first { s in s.places.contains(.manifest) && ([s.key] + s.legacyKeys).contains { fold($0) == folded } }
+    }
+
+    static func fold(_ name: String) -> String { String(name.lowercased().filter { $0 != "_" && $0 != "-" }) }
+}
+
+extension EncodeSetting {
+    /// Every encode setting, in --help order.
+    public static let all: [EncodeSetting] = [
+        EncodeSetting(
+            key: "codec", flags: ["--codec", "-c:v"], valueName: "h264|hevc|av1",
+            help: "Video codec: h264 (libx264, the default), hevc (libx265) or av1 (libsvtav1, the default for .webm). -c:v also takes the encoder names libx264, libx265, libsvtav1, and h264_nvenc or hevc_nvenc for NVIDIA's encoder (as --encoder nvenc). The container must hold it: .webm is AV1 only, .mov has no AV1.",
+            kind: .word(VideoCodec.allCases.map(\.rawValue)), places: .everywhere,
+            parse: { text, place, o in
+                guard let (codec, encoder) = VideoCodec.parse(text) else {
+                    return "\"\(text)\" is not a codec: use h264, hevc or av1 (or libx264, libx265, libsvtav1, h264_nvenc, hevc_nvenc)"
+                }
+                if encoder != nil && place != .commandLine {
+                    return "\"\(text)\" chooses NVIDIA's encoder, which is the machine's choice: give \(codec.rawValue) here and --encoder nvenc on the command line"
+                }
+                if let encoder, let given = o.encoder, given != encoder {
+                    return "\(text) contradicts --encoder \(given.rawValue)"
+                }
+                o.codec = codec
+                if let encoder { o.encoder = encoder }
+                return nil
+            },
+            json: { $0.codec.map { .string($0.rawValue) } }),
+        EncodeSetting(
+            key: "encoder", flags: ["--encoder"], valueName: "software|nvenc|auto",
+            help: "Which encoder: software (the default: libx264, libx265 or libsvtav1; reproducible), nvenc (h264_nvenc or hevc_nvenc: --crf becomes constant quality -cq, --speed maps to p1..p7; exit 69 where there is no NVENC engine, as on the H100, and for AV1, which FFmpeg 5.1's NVENC cannot encode) or auto (nvenc, else the software encoder with a warning). libx264 is an old name of software.",
+            kind: .word(EncoderChoice.allCases.map(\.rawValue)), places: .commandLine,
+            parse: { text, _, o in
+                guard let choice = EncoderChoice(argument: text) else { return "\"\(text)\" is not one of software, nvenc, auto" }
+                if let given = o.encoder, given != choice { return "--encoder \(text) contradicts -c:v/--codec, which chose \(given.rawValue)" }
+                o.encoder = choice
+                return nil
+            },
+            json: { $0.encoder.map { .string($0.rawValue) } }),
+        EncodeSetting(
+            key: "speed", flags: ["--speed"], hiddenFlags: ["--x264-preset"], valueName: "name",
+            help: "Speed against compression, on x264's preset scale: \(EncoderSettings.speeds.joined(separator: ", ")) (default medium). Slower is smaller at the same quality. x264 and x265 take the name as their -preset; SVT-AV1 gets preset \(EncoderSettings.speeds.map { String(EncoderSettings.svtav1Presets[$0]!) }.joined(separator: ", ")) in that order; NVENC p1 (ultrafast, superfast), p2, p3 (faster, fast), p4 (medium), p5, p6, p7 (veryslow, placebo).",
+            kind: .word(EncoderSettings.speeds), places: .everywhere, legacyKeys: ["x264Preset"],
+            parse: { text, _, o in
+                if let problem = oneOf(text, EncoderSettings.speeds) { return problem }
+                o.speed = text
+                return nil
+            },
+            json: { $0.speed.map { .string($0) } }),
+        EncodeSetting(
+            key: "crf", flags: ["--crf"], valueName: "n",
+            help: "Constant rate factor, on the codec's own scale as in ffmpeg; lower is better and bigger. h264 0-51 (default 23; 0 is lossless), hevc 0-51 (default 28; not lossless at 0: --x265-params lossless=1 is), av1 1-63 whole numbers (default 35; SVT-AV1 has no lossless mode). Not used with --bitrate.",
+            kind: .number(0...63), places: .everywhere,
+            parse: { text, _, o in
+                guard let v = decimal(text) else { return "\(text) is not a number" }
+                guard (0.0...63.0).contains(v) else { return "\(formatNumber(v)) is out of range 0...51 (h264, hevc) or 1...63 (av1)" }
+                o.crf = v
+                return nil
+            },
+            json: { $0.crf.map { .number($0) } }),
+        EncodeSetting(
+            key: "bitrate", flags: ["--bitrate", "-b:v"], valueName: "rate",
+            help: "Average video bitrate instead of --crf, as ffmpeg writes it: 4M, 2500k, 800000 (at least 1k).",
+            kind: .rate, places: .everywhere,
+            parse: { text, _, o in
+                guard let bits = parseRate(text) else { return "\(text) is not a rate such as 4M, 2500k or 800000 (at least 1k)" }
+                o.bitrate = bits
+                return nil
+            },
+            json: { $0.bitrate.map { .number(Double($0)) } }),
+        EncodeSetting(
+            key: "keyint", flags: ["--keyint", "-g"], valueName: "frames",
+            help: "Maximum keyframe interval in frames, \(EncoderSettings.keyintRange.lowerBound)-\(EncoderSettings.keyintRange.upperBound) (x264 and x265 default 250; SVT-AV1 picks its own).",
+            kind: .integer(EncoderSettings.keyintRange), places: .everywhere,
+            parse: { text, _, o in
+                let r = EncoderSettings.keyintRange
+                guard let v = decimal(text), let n = Int(wholeNumber: v), r.contains(n) else {
+                    return "\(decimal(text).map(formatNumber) ?? text) is not a whole number of frames from \(r.lowerBound) to \(r.upperBound)"
+                }
+                o.keyint = n
+                return nil
+            },
+            json: { $0.keyint.map { .number(Double($0)) } }),
+        EncodeSetting(
+            key: "tune", flags: ["--tune"], valueName: "name",
+            help: "Encoder tune: x264 \(EncoderSettings.x264Tunes.joined(separator: ", ")); x265 \(EncoderSettings.x265Tunes.joined(separator: ", ")); SVT-AV1 none.",
+            kind: .word(allTunes), places: .everywhere,
+            parse: { text, _, o in
+                if let problem = oneOf(text, allTunes) { return problem }
+                o.tune = text
+                return nil
+            },
+            json: { $0.tune.map { .string($0) } }),
+        EncodeSetting(
+            key: "profile", flags: ["--profile"], valueName: "name",
+            help: "Profile: h264 \(EncoderSettings.h264Profiles.joined(separator: ", ")) (default high; lossless uses high444); hevc main; av1 main.",
+            kind: .word(EncoderSettings.h264Profiles), places: .everywhere,
+            parse: { text, _, o in
+                if let problem = oneOf(text, EncoderSettings.h264Profiles) { return problem }
+                o.profile = text
+                return nil
+            },
+            json: { $0.profile.map { .string($0) } }),
+        paramsSetting(.h264, "x264"),
+        paramsSetting(.hevc, "x265"),
+        paramsSetting(.av1, "svtav1"),
+        EncodeSetting(
+            key: "threads", flags: ["--threads"], valueName: "n",
+            help: "Encoder threads (x265: its thread pool, SVT-AV1: logical processors); 0 lets the encoder choose. Batch: per job, default cores / jobs.",
+            kind: .integer(EncoderSettings.threadsRange), places: .commandLine,
+            parse: { text, _, o in
+                let r = EncoderSettings.threadsRange
+                guard let v = decimal(text), let n = Int(wholeNumber: v), r.contains(n) else {
+                    return "\(decimal(text).map(formatNumber) ?? text) is out of range \(r.lowerBound)...\(r.upperBound)"
+                }
+                o.threads = n
+                return nil
+            },
+            json: { $0.threads.map { .number(Double($0)) } }),
+        EncodeSetting(
+            key: "hwaccel", flags: ["--hwaccel"], valueName: "none|cuda|auto",
+            help: "Video decoding: none (software, default), cuda (NVDEC through FFmpeg's cuda hwaccel; exit 69 where there is no NVIDIA driver or the codec has no NVDEC support) or auto (NVDEC where it works, else software). Env GPUENCODE_HWACCEL.",
+            kind: .word(HardwareAcceleration.allCases.map(\.rawValue)), places: .commandLine,
+            parse: { text, _, o in
+                guard let h = HardwareAcceleration(rawValue: text) else { return "\"\(text)\" is not one of none, cuda, auto" }
+                o.hwaccel = h
+                return nil
+            },
+            json: { $0.hwaccel.map { .string($0.rawValue) } }),
+        EncodeSetting(
+            key: "audio", flags: ["--audio"], switches: [("-an", "none")], valueName: "auto|copy|aac|opus|none",
+            help: "Audio: auto (copy what the container can hold, re-encode the rest), copy (every stream bit for bit), aac or opus (re-encode), none (no audio; also -an).",
+            kind: .word(AudioPolicy.allCases.map(\.rawValue)), places: .everywhere,
+            parse: { text, _, o in
+                guard let a = AudioPolicy(rawValue: text) else { return "\"\(text)\" is not one of \(AudioPolicy.allCases.map(\.rawValue).joined(separator: ", "))" }
+                if let given = o.audio, given != a { return "\(text) contradicts \(given == .none ? "-an" : "--audio \(given.rawValue)")" }
+                o.audio = a
+                return nil
+            },
+            json: { $0.audio.map { .string($0.rawValue) } }),
+        EncodeSetting(
+            key: "audioTracks", flags: ["--audio-tracks"], valueName: "1,3",
+            help: "Which audio streams, in this order: positions among the input's audio streams, from 1 (default: all).",
+            kind: .list, places: [.commandLine, .manifest],
+            parse: { text, _, o in
+                let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingSpaces }
+                var tracks: [Int] = []
+                for p in parts {
+                    guard !p.isEmpty, p.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(p), (1...4096).contains(n) else {
+                        return "\"\(text)\" is not a list of audio stream positions such as 1,3 (whole numbers from 1)"
+                    }
+                    if tracks.contains(n) { return "\"\(text)\" names stream \(n) twice" }
+                    tracks.append(n)
+                }
+                o.audioTracks = tracks
+                return nil
+            },
+            json: { $0.audioTracks.map { .array($0.map { .number(Double($0)) }) } }),
+        EncodeSetting(
+            key: "audioBitrate", flags: ["--audio-bitrate", "-b:a"], valueName: "rate",
+            help: "Bitrate of re-encoded audio, e.g. 128k, from 8k to 2M (all channels together; default: AAC 64k and Opus 48k a channel, so 128k and 96k for stereo). Copied streams ignore it.",
+            kind: .rate, places: .everywhere,
+            parse: { text, _, o in
+                let r = EncoderSettings.audioBitrateRange
+                guard let bits = parseRate(text), r.contains(bits) else { return "\(text) is not an audio rate from 8k to 2M, such as 128k" }
+                o.audioBitrate = bits
+                return nil
+            },
+            json: { $0.audioBitrate.map { .number(Double($0)) } }),
+        EncodeSetting(
+            key: "stripMetadata", flags: ["--strip-metadata"], valueName: "",
+            help: "Copy no metadata (container and stream tags) from the input; --metadata still adds tags.",
+            kind: .flag, places: .everywhere,
+            parse: { text, _, o in
+                guard let b = boolean(text) else { return "\(text) is not true or false" }
+                o.stripMetadata = b
+                return nil
+            },
+            json: { $0.stripMetadata.map { .bool($0) } }),
+        EncodeSetting(
+            key: "noLocation", flags: ["--no-location"], valueName: "",
+            help: "Drop location tags (GPS coordinates: location, com.apple.quicktime.location.ISO6709, ...) from the copied metadata.",
+            kind: .flag, places: .everywhere,
+            parse: { text, _, o in
+                guard let b = boolean(text) else { return "\(text) is not true or false" }
+                o.dropLocation = b
+                return nil
+            },
+            json: { $0.dropLocation.map { .bool($0) } }),
+        EncodeSetting(
+            key: "metadata", flags: ["--metadata"], valueName: "KEY=VALUE",
+            help: "Set a container tag, e.g. title=Holiday (repeatable; an empty VALUE removes the tag, as in ffmpeg).",
+            kind: .entries, places: [.commandLine, .manifest],
+            parse: { text, _, o in
+                guard let eq = text.firstIndex(of: "=") else { return "\"\(text)\" is not KEY=VALUE" }
+                let key = String(text[..<eq]), value = String(text[text.index(after: eq)...])
+                if key.isEmpty { return "\"\(text)\" has an empty KEY" }
+                if key.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == " " }) {
+                    return "the key \"\(key)\" must be printable, without spaces"
+                }
+                if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                    return "the value of \(key) has a control character (line breaks included); tags are one line of printable text"
+                }
+                o.metadata = (o.metadata ?? []) + [MetadataEntry(key: key, value: value)]
+                return nil
+            },
+            json: { o in o.metadata.map { .object($0.map { ($0.key, .string($0.value)) }) } }),
+    ]
+
+    static let allTunes: [String] = EncoderSettings.x264Tunes + EncoderSettings.x265Tunes.filter { !EncoderSettings.x264Tunes.contains($0) }
+
+    static func paramsSetting(_ codec: VideoCodec, _ name: String) -> EncodeSetting {
+        let keyPath: WritableKeyPath<EncodeOverrides, String?> = codec == .h264 ? \.x264Params : codec == .hevc ? \.x265Params : \.svtav1Params
+        return EncodeSetting(
+            key: codec.paramsKey, flags: ["--\(name)-params"], valueName: "k=v:k=v",
+            help: "\(codec.softwareEncoder)'s own options, as ffmpeg's -\(name)-params (key=value pairs joined by ':'); only with --codec \(codec.rawValue). Unknown keys are the encoder's warnings (shown with -v).",
+            kind: .text, places: .everywhere,
+            parse: { text, _, o in
+                let pairs = text.split(separator: ":", omittingEmptySubsequences: false)
+                guard !text.isEmpty, pairs.allSatisfy({ p in p.firstIndex(of: "=").map { $0 != p.startIndex } ?? false }) else {
+                    return "\"\(text)\" is not key=value pairs joined by ':' (e.g. keyint=60:bframes=2)"
+                }
+                if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return "\"\(text)\" has a control character" }
+                o[keyPath: keyPath] = text
+                return nil
+            },
+            json: { $0[keyPath: keyPath].map { .string($0) } })
+    }
+
+    static func oneOf(_ word: String, _ words: [String]) -> String? {
+        words.contains(word) ? nil : "\"\(word)\" is not one of \(words.joined(separator: ", "))"
+    }
+
+    /// A decimal number as written by people: digits, one point, a sign and an exponent; not hex,
+    /// inf or nan (which Double() would take). Finite only.
+    static func decimal(_ text: String) -> Double? {
+        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || "+-.eE".contains($0)) }),
+              let v = Double(text), v.isFinite else { return nil }
+        return v
+    }
+
+    static func boolean(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "true", "1", "yes": return true
+        case "false", "0", "no": return false
+        default: return nil
+        }
+    }
+}
+
+/// Encode settings given for a run, each optional (nil is "not given"): a preset's `"encode"`,
+/// the command line's flags, a manifest row. `resolve` stacks them (a given value wins over the
+/// ones below it) into the `EncoderSettings` a run uses.
+public struct EncodeOverrides: Sendable, Equatable {
+    public var codec: VideoCodec?
+    public var encoder: EncoderChoice?
+    public var speed: String?
+    public var crf: Double?
+    public var bitrate: Int64?
+    public var keyint: Int?
+    public var tune: String?
+    public var profile: String?
+    public var x264Params: String?
+    public var x265Params: String?
+    public var svtav1Params: String?
+    public var threads: Int?
+    public var hwaccel: HardwareAcceleration?
+    public var audio: AudioPolicy?
+    public var audioTracks: [Int]?
+    public var audioBitrate: Int64?
+    public var stripMetadata: Bool?
+    public var dropLocation: Bool?
+    /// Added to the entries of the layers below (for one key, the later entry wins).
+    public var metadata: [MetadataEntry]?
+
+    public init(codec: VideoCodec? = nil, speed: String? = nil, crf: Double? = nil, bitrate: Int64? = nil, keyint: Int? = nil,
+                tune: String? = nil, profile: String? = nil) {
+        self.codec = codec
+        self.speed = speed
+        self.crf = crf
+        self.bitrate = bitrate
+        self.keyint = keyint
+        self.tune = tune
+        self.profile = profile
+    }
+
+    public var isEmpty: Bool { self == EncodeOverrides() }
+
+    /// `self` where given, else `base` (metadata entries: `base`'s, then `self`'s).
+    public func over(_ base: EncodeOverrides) -> EncodeOverrides {
+        var o = self
+        o.codec = codec ?? base.codec
+        o.encoder = encoder ?? base.encoder
+        o.speed = speed ?? base.speed
+        o.crf = crf ?? base.crf
+        o.bitrate = bitrate ?? base.bitrate
+        o.keyint = keyint ?? base.keyint
+        o.tune = tune ?? base.tune
+        o.profile = profile ?? base.profile
+        o.x264Params = x264Params ?? base.x264Params
+        o.x265Params = x265Params ?? base.x265Params
+        o.svtav1Params = svtav1Params ?? base.svtav1Params
+        o.threads = threads ?? base.threads
+        o.hwaccel = hwaccel ?? base.hwaccel
+        o.audio = audio ?? base.audio
+        o.audioTracks = audioTracks ?? base.audioTracks
+        o.audioBitrate = audioBitrate ?? base.audioBitrate
+        o.stripMetadata = stripMetadata ?? base.stripMetadata
+        o.dropLocation = dropLocation ?? base.dropLocation
+        if base.metadata != nil || metadata != nil { o.metadata = (base.metadata ?? []) + (metadata ?? []) }
+        return o
+    }
+
+    /// `self` with `other`'s settings where it has them (a child preset over its parent).
+    public func overridden(by other: EncodeOverrides) -> EncodeOverrides { other.over(self) }
+
+    func params(for codec: VideoCodec) -> String? {
+        switch codec {
+        case .h264: return x264Params
+        case .hevc: return x265Params
+        case .av1: return svtav1Params
+        }
+    }
+}
+
+/// The settings of a preset's `"encode"` block: the same optional settings as the command line's.
+public typealias PresetEncodeSettings = EncodeOverrides
+
+/// Where a layer of settings came from, for errors: which flag, manifest row or preset to fix.
+public enum EncodeSource: Sendable, Equatable {
+    case commandLine
+    /// A manifest row: `jobs.csv:4`.
+    case manifest(String)
+    /// A preset's origin (its file, or `builtin:NAME`).
+    case preset(String)
+
+    /// A problem with setting `key` given here, as the error a run stops with: 64 for the command
+    /// line and manifests, 67 for presets.
+    func error(_ key: String, _ problem: String) -> GPUEncodeError {
+        switch self {
+        case .commandLine: return GPUEncodeError(.usage, "\(EncodeSetting.named(key)?.flag ?? key): \(problem)")
+        case .manifest(let origin): return GPUEncodeError(.usage, path: origin, "\(key): \(problem)")
+        case .preset(let origin): return GPUEncodeError(.preset, path: origin, "encode.\(key): \(problem)")
+        }
+    }
+}
+
+public struct EncodeLayer: Sendable {
+    public var overrides: EncodeOverrides
+    public var source: EncodeSource
+
+    public init(_ overrides: EncodeOverrides, from source: EncodeSource) {
+        self.overrides = overrides
+        self.source = source
+    }
+}
+
+extension EncodeOverrides {
+    /// The settings a run uses from `layers`, highest first (a manifest row, the command line, the
+    /// preset): each setting from the first layer that gives it, else the default; metadata
+    /// entries from every layer, lowest first. Then the checks that need the codec: crf on its
+    /// scale, a tune and profile it takes, and no params for another codec on the command line or
+    /// in a manifest (a preset may carry params for every codec: the codec's own are used). A
+    /// problem is thrown as the error of the layer that gave the value (64, or 67 for a preset).
+    /// `output` picks the codec when no layer names one, as ffmpeg lets the container choose: AV1
+    /// for .webm (the one codec gpuencode writes there), else H.264.
+    public static func resolve(_ layers: [EncodeLayer], output: String? = nil) throws -> EncoderSettings {
+        func first<T>(_ get: (EncodeOverrides) -> T?) -> (T, EncodeSource)? {
+            for l in layers { if let v = get(l.overrides) { return (v, l.source) } }
+            return nil
+        }
+        var e = EncoderSettings()
+        let codec = first { $0.codec }
+        e.codec = codec?.0 ?? output.map(VideoCodec.default(forOutput:)) ?? e.codec
+        e.encoder = first { $0.encoder }?.0 ?? e.encoder
+        e.speed = first { $0.speed }?.0 ?? e.speed
+        let crf = first { $0.crf }
+        e.crf = crf?.0
+        e.bitrate = first { $0.bitrate }?.0
+        e.keyint = first { $0.keyint }?.0
+        let tune = first { $0.tune }
+        e.tune = tune?.0
+        let profile = first { $0.profile }
+        e.profile = profile?.0
+        e.threads = first { $0.threads }?.0 ?? e.threads
+        e.audio = first { $0.audio }?.0 ?? e.audio
+        e.audioTracks = first { $0.audioTracks }?.0
+        e.audioBitrate = first { $0.audioBitrate }?.0
+        e.stripMetadata = first { $0.stripMetadata }?.0 ?? e.stripMetadata
+        e.dropLocation = first { $0.dropLocation }?.0 ?? e.dropLocation
+        e.metadata = layers.reversed().flatMap { $0.overrides.metadata ?? [] }
+
+        for other in VideoCodec.allCases where other != e.codec {
+            for l in layers where l.overrides.params(for: other) != nil {
+                if case .preset = l.source { continue }
+                let note = codec == nil ? " (the default; add --codec \(other.rawValue))" : ""
+                throw l.source.error(other.paramsKey, "only for \(other.rawValue) (\(other.softwareEncoder)), and this run encodes \(e.codec.rawValue)\(note)")
+            }
+        }
+        e.videoParams = first { $0.params(for: e.codec) }?.0
+        if let (key, problem) = EncoderSettings.codecProblem(crf: e.crf, tune: e.tune, profile: e.profile, codec: e.codec) {
+            let source = (key == "crf" ? crf?.1 : key == "tune" ? tune?.1 : profile?.1) ?? .commandLine
+            throw source.error(key, problem)
+        }
+        return e
+    }
+}
+
+extension VideoCodec {
+    /// The codec of an output whose settings name none: AV1 for .webm (WebM holds VP8, VP9 and AV1,
+    /// and AV1 is the one gpuencode encodes), H.264 for every other container.
+    public static func `default`(forOutput path: String) -> VideoCodec {
+        pathExtension(path).lowercased() == "webm" ? .av1 : .h264
+    }
+}
