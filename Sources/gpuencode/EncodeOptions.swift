@@ -108,6 +108,9 @@ struct EncodeOptions: ParsableArguments {
             let setting = EncodeSetting.named(key)!
             if let problem = setting.apply(value, at: .commandLine, to: &o) { throw ValidationError("\(flag): \(problem)") }
         }
+        if o.audio == AudioPolicy.none, o.audioTracks != nil {
+            throw ValidationError("--audio-tracks selects audio streams, but \(noAudio ? "-an" : "--audio none") drops all audio; give one of them")
+        }
         if !threadsMayBeAuto, o.threads == 0 { throw ValidationError("--threads: 0 is out of range 1...\(EncoderSettings.threadsRange.upperBound)") }
         return o
     }
