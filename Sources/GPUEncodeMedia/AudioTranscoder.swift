@@ -12,7 +12,8 @@ import CShim
 /// packets, so rounded container timestamps (Matroska's milliseconds) cannot make the audio drift.
 /// The encoder's priming (AAC 1024 samples, Opus 312) comes out as packets before that time
 /// (negative for a stream starting at 0); the MP4 muxer writes them as the edit list's media
-/// time, Matroska as CodecDelay. Only real discontinuities in the input are followed: a jump of
+/// time (for AAC starting after 0, with AudioTranscodeHandler's shift and EditListPatch), Matroska
+/// as CodecDelay. Only real discontinuities in the input are followed: a jump of
 /// more than `jumpLimit` seconds between the input's timestamps and the samples counted is filled
 /// with silence (a gap) or dropped (an overlap), and a packet that does not decode becomes its
 /// duration of silence, so the audio after it stays where it was.
@@ -23,6 +24,9 @@ package final class AudioTranscoder {
     /// stream index.
     package let timeBase: AVRational
     package let codec: AudioCodec
+    /// The encoder's priming (initial padding) in samples: its first packet comes this much before
+    /// the first sample's time.
+    package var primingSamples: Int64 { Int64(encoder.pointee.initial_padding) }
 
     /// Timestamp jumps larger than this (seconds) are gaps or overlaps in the input, not rounding.
     package static let jumpLimit = 0.1

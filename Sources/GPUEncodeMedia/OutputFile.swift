@@ -22,6 +22,8 @@ package final class OutputFile {
     private var committed = false
     private var descriptorClosed = false
     private let lock = Locked(())
+    /// Priming to skip at the start of tracks that start after 0 (EditListPatch); under `lock`.
+    private var startSkips: [EditListPatch.Skip] = []
 
     package var tempPath: String { temp.path }
 
@@ -126,6 +128,12 @@ package final class OutputFile {
         }
     }
 
+    /// Asks `finish` to make the edit list of output stream `stream` (written with an empty edit and
+    /// media time 0) skip its first `samples` (at `rate` per second): see EditListPatch.
+    package func skipAtStart(stream: Int, samples: Int64, rate: Int64) {
+        lock.withLock { _ in startSkips.append(.init(track: stream, samples: samples, rate: rate)) }
+    }
+
     /// Writes the trailer (faststart moves the index to the front here) and renames into place.
     package func finish() throws {
         try check(av_write_trailer(format), .encode, path: finalPath, "cannot finish the file")
@@ -133,6 +141,8 @@ package final class OutputFile {
         format.pointee.pb = nil
         opened = false
         try check(writeError, .encode, path: finalPath, "cannot write the file")
+        let skips = lock.withLock { _ in startSkips }
+        if isMP4Family && !skips.isEmpty { try EditListPatch.apply(fd: temp.fd, skips: skips, path: finalPath) }
         descriptorClosed = true
         guard temp.close() else { throw GPUEncodeError(.encode, path: finalPath, "cannot close the file: \(errnoString())") }
         // Whatever happens now, the temporary is either the output or gone (commit removes it).

@@ -43,6 +43,30 @@ enum AudioOracle {
         return time
     }
 
+    /// Where the edit list of MP4/MOV track `track` (0-based, in file order) ends, in seconds: the sum of
+    /// its edits' durations in the movie timescale, as FFmpeg's mov demuxer reads them (its trace log).
+    /// nil when the track has no edit list.
+    static func editListEnd(_ file: URL, track: Int) throws -> Double? {
+        let result = try Oracle.run("ffprobe", ["-v", "trace", file.path])
+        var movieScale: Double?
+        var current = -1
+        var total: Double?
+        for line in result.stderrLines {
+            if movieScale == nil, let r = line.range(of: "time scale = ") { movieScale = Double(line[r.upperBound...]) }
+            if let r = line.range(of: "track["), let close = line[r.upperBound...].firstIndex(of: "]"), line.contains("edit_count") {
+                current = Int(line[r.upperBound..<close]) ?? -1
+                if current == track { total = 0 }
+            } else if current == track, let r = line.range(of: "] duration="), line.contains(" time=") {
+                let value = line[r.upperBound...].prefix { $0.isNumber }
+                total = (total ?? 0) + (Double(value) ?? .nan)
+            } else if !line.contains("] duration=") {
+                current = -1
+            }
+        }
+        guard let total, let movieScale, movieScale > 0 else { return nil }
+        return total / movieScale
+    }
+
     /// The first channel of audio stream `track`, decoded and resampled to `rate`: sample i plays at
     /// firstSampleTime + i / rate.
     static func pcm(_ file: URL, track: Int = 0) throws -> [Float] {
