@@ -80,12 +80,6 @@ public final class Packet: @unchecked Sendable {
 
     package func unref() { av_packet_unref(pointer) }
 
-    /// A new reference to the same data (av_packet_ref), for a packet that must outlive the next read.
-    package func clone() -> Packet? {
-        let copy = Packet()
-        return av_packet_ref(copy.pointer, pointer) < 0 ? nil : copy
-    }
-
     package var streamIndex: Int { Int(pointer.pointee.stream_index) }
 
     package var pts: Int64 { pointer.pointee.pts }

@@ -191,26 +191,4 @@ public enum AudioPlan {
         if container == .webm { return "WebM holds only Opus and Vorbis" }
         return "\(ext) players do not play \(codec)"
     }
-
-    /// Parses "1,3" (--audio-tracks): 1-based positions, at least one, no repeats.
-    public static func parseTracks(_ text: String) -> [Int]? {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        var positions: [Int] = []
-        for part in parts {
-            let digits = part.trimmingCharacters(in: " ")
-            guard !digits.isEmpty, digits.count <= 4, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let n = Int(digits), n >= 1, !positions.contains(n) else { return nil }
-            positions.append(n)
-        }
-        return positions.isEmpty ? nil : positions
-    }
-}
-
-private extension Substring {
-    func trimmingCharacters(in set: Character) -> Substring {
-        var s = self
-        while s.first == set { s = s.dropFirst() }
-        while s.last == set { s = s.dropLast() }
-        return s
-    }
 }
