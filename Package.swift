@@ -39,7 +39,8 @@ let package = Package(
 
         // The library, in layers; each depends only on the ones below it (docs/DESIGN.md, "Targets").
         // Errors, files read and written safely, queues, progress, JSON: no FFmpeg, no GL.
-        .target(name: "GPUEncodeCore", dependencies: ["CSystemShim"], swiftSettings: fuzzInstrumented),
+        // The version comes from VERSION (StampBuild).
+        .target(name: "GPUEncodeCore", dependencies: ["CSystemShim"], swiftSettings: fuzzInstrumented, plugins: ["StampBuild"]),
         // Filter declarations (GLSL beside typed parameters), .cube/.acv parsers. Pictures and movies
         // that filters read are decoded through `FilterMedia`, which the pipeline layer provides.
         .target(name: "GPUEncodeFilters", dependencies: ["GPUEncodeCore"], swiftSettings: fuzzInstrumented),
@@ -77,7 +78,9 @@ let package = Package(
             ],
             // lld: the static Foundation (pulled in by swift-argument-parser here, used directly by
             // PresetEmbedder) carries a GNU-linker warning about mktemp that says nothing about us.
-            linkerSettings: [.unsafeFlags(["-use-ld=lld"])]
+            linkerSettings: [.unsafeFlags(["-use-ld=lld"])],
+            // The commit it was built from, for --version (StampBuild).
+            plugins: ["StampBuild"]
         ),
         // Turns presets/*.json into Swift source so `--preset sepia` works from any directory
         // and a static binary carries them without Foundation's Bundle.
@@ -87,6 +90,8 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-use-ld=lld"])]
         ),
         .plugin(name: "EmbedPresets", capability: .buildTool(), dependencies: ["PresetEmbedder"]),
+        // VERSION into GPUEncodeCore, the git commit into the tool (Plugins/StampBuild/stamp.sh).
+        .plugin(name: "StampBuild", capability: .buildTool()),
         // The parsers that read untrusted files, run together on one input: by the fuzzer below
         // and by ParserFuzzRegressionTests, which replays every crash the fuzzer ever found.
         // It needs the parsing layers only (no FFmpeg, no GL), so the fuzz build links neither.

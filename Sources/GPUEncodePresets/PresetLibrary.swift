@@ -88,6 +88,14 @@ public struct PresetLibrary: Sendable {
         }.map(\.element)
     }
 
+    /// The names `--preset NAME` can take here: the folders' presets and the built-ins, sorted, each
+    /// once. Nothing is loaded or checked (shell completion asks for this on every Tab).
+    public func names() -> [String] {
+        var all = Set(Preset.builtinNames)
+        for dir in directories { all.formUnion(PresetLibrary.presetFiles(in: dir).map(\.name)) }
+        return all.sorted()
+    }
+
     /// The file a name resolves to in the folders (nil: not there; it may still be a built-in).
     public func file(named name: String) -> String? {
         for dir in directories {

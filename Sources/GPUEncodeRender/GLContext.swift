@@ -19,6 +19,8 @@ public final class GLContext {
     private let pbuffer: EGLSurface?
     public let renderer: String
     public let version: String
+    /// EGL's own version and vendor, e.g. "1.5 (Mesa Project)", for `--version`.
+    public let eglVersion: String
     /// How the display was obtained, for `-v`.
     public let platform: String
     public let isSoftware: Bool
@@ -84,6 +86,8 @@ public final class GLContext {
         let rendererName = String(cString: glGetString(GLenum(GL_RENDERER)))
         renderer = rendererName
         version = String(cString: glGetString(GLenum(GL_VERSION)))
+        let eglText = { (name: EGLint) in eglQueryString(display, name).map { String(cString: $0) } ?? "?" }
+        eglVersion = "\(eglText(EGL_VERSION)) (\(eglText(EGL_VENDOR)))"
         isSoftware = ["llvmpipe", "softpipe", "swrast"].contains { rendererName.contains($0) }
         GLContext.live += 1
         counted = true

@@ -6,7 +6,7 @@ import Glibc
 
 struct BatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "gpuencode batch",
+        commandName: "batch",
         abstract: "Transcode many files in parallel: resumable, shardable across CI machines, with JSON and JUnit reports.",
         discussion: """
         INPUTS are files and folders (a folder's files matching --include; --recursive to descend,
@@ -76,7 +76,7 @@ struct BatchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Output file name template: {name} {stem} {ext} {preset}.", valueName: "template"))
     var name: String = BatchRequest.defaultTemplate
 
-    @Option(name: .long, help: ArgumentHelp("Preset for every job without one in the manifest.", valueName: "name|file"))
+    @Option(name: .long, help: ArgumentHelp("Preset for every job without one in the manifest.", valueName: "name|file"), completion: .presets)
     var preset: String = "identity"
 
     @Option(name: .customLong("preset-dir"), help: ArgumentHelp("A folder of NAME.json presets searched first; repeatable.", valueName: "dir"))
@@ -89,7 +89,7 @@ struct BatchCommand: ParsableCommand {
     @Option(name: [.long, .customShort("j")], help: ArgumentHelp("Jobs at once (default: cores / 4, at least 2).", valueName: "n"))
     var jobs: Int?
 
-    @Option(help: ArgumentHelp("auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
+    @Option(help: ArgumentHelp("auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"), completion: .gpus)
     var gpu: String?
 
     @Flag(name: .customLong("skip-existing"), help: "Keep outputs that exist but are not in the state file.")

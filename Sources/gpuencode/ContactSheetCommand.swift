@@ -5,7 +5,7 @@ import Glibc
 
 struct ContactSheetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "gpuencode contact-sheet",
+        commandName: "contact-sheet",
         abstract: "Show one frame through many presets in a labelled grid, to pick a look.",
         discussion: """
         Each tile is the frame through one preset, rendered at the frame's full size exactly as a
@@ -50,7 +50,7 @@ struct ContactSheetCommand: ParsableCommand {
     @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists.")
     var overwrite = false
 
-    @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
+    @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"), completion: .gpus)
     var gpu: String?
 
     @Flag(name: .shortAndLong, help: "Print each preset as its tile is done, and the renderer.")

@@ -5,59 +5,59 @@ import GPUEncodeKit
 /// table (`EncodeSetting.all`: names, help, rules), so both commands take the same flags with the
 /// same checks as manifest columns and preset "encode" blocks.
 struct EncodeOptions: ParsableArguments {
-    @Option(name: flagNames("codec"), help: flagHelp("codec"))
+    @Option(name: flagNames("codec"), help: flagHelp("codec"), completion: flagCompletion("codec"))
     var codec: String?
 
-    @Option(name: flagNames("encoder"), help: flagHelp("encoder"))
+    @Option(name: flagNames("encoder"), help: flagHelp("encoder"), completion: flagCompletion("encoder"))
     var encoder: String?
 
-    @Option(name: flagNames("speed"), help: flagHelp("speed"))
+    @Option(name: flagNames("speed"), help: flagHelp("speed"), completion: flagCompletion("speed"))
     var speed: String?
 
     /// `--x264-preset`, the old name of --speed (hidden).
     @Option(name: .customLong("x264-preset"), help: ArgumentHelp("Old name of --speed.", visibility: .hidden))
     var x264Preset: String?
 
-    @Option(name: flagNames("crf"), help: flagHelp("crf"))
+    @Option(name: flagNames("crf"), help: flagHelp("crf"), completion: flagCompletion("crf"))
     var crf: String?
 
-    @Option(name: flagNames("bitrate"), help: flagHelp("bitrate"))
+    @Option(name: flagNames("bitrate"), help: flagHelp("bitrate"), completion: flagCompletion("bitrate"))
     var bitrate: String?
 
-    @Option(name: flagNames("keyint"), help: flagHelp("keyint"))
+    @Option(name: flagNames("keyint"), help: flagHelp("keyint"), completion: flagCompletion("keyint"))
     var keyint: String?
 
-    @Option(name: flagNames("tune"), help: flagHelp("tune"))
+    @Option(name: flagNames("tune"), help: flagHelp("tune"), completion: flagCompletion("tune"))
     var tune: String?
 
-    @Option(name: flagNames("profile"), help: flagHelp("profile"))
+    @Option(name: flagNames("profile"), help: flagHelp("profile"), completion: flagCompletion("profile"))
     var profile: String?
 
-    @Option(name: flagNames("x264Params"), help: flagHelp("x264Params"))
+    @Option(name: flagNames("x264Params"), help: flagHelp("x264Params"), completion: flagCompletion("x264Params"))
     var x264Params: String?
 
-    @Option(name: flagNames("x265Params"), help: flagHelp("x265Params"))
+    @Option(name: flagNames("x265Params"), help: flagHelp("x265Params"), completion: flagCompletion("x265Params"))
     var x265Params: String?
 
-    @Option(name: flagNames("svtav1Params"), help: flagHelp("svtav1Params"))
+    @Option(name: flagNames("svtav1Params"), help: flagHelp("svtav1Params"), completion: flagCompletion("svtav1Params"))
     var svtav1Params: String?
 
-    @Option(name: flagNames("threads"), help: flagHelp("threads"))
+    @Option(name: flagNames("threads"), help: flagHelp("threads"), completion: flagCompletion("threads"))
     var threads: String?
 
-    @Option(name: flagNames("hwaccel"), help: flagHelp("hwaccel"))
+    @Option(name: flagNames("hwaccel"), help: flagHelp("hwaccel"), completion: flagCompletion("hwaccel"))
     var hwaccel: String?
 
-    @Option(name: flagNames("audio"), help: flagHelp("audio"))
+    @Option(name: flagNames("audio"), help: flagHelp("audio"), completion: flagCompletion("audio"))
     var audio: String?
 
     @Flag(name: .customLong("an", withSingleDash: true), help: "No audio (as --audio none).")
     var noAudio = false
 
-    @Option(name: flagNames("audioTracks"), help: flagHelp("audioTracks"))
+    @Option(name: flagNames("audioTracks"), help: flagHelp("audioTracks"), completion: flagCompletion("audioTracks"))
     var audioTracks: String?
 
-    @Option(name: flagNames("audioBitrate"), help: flagHelp("audioBitrate"))
+    @Option(name: flagNames("audioBitrate"), help: flagHelp("audioBitrate"), completion: flagCompletion("audioBitrate"))
     var audioBitrate: String?
 
     @Flag(name: flagNames("stripMetadata"), help: flagHelp("stripMetadata"))
@@ -66,7 +66,7 @@ struct EncodeOptions: ParsableArguments {
     @Flag(name: flagNames("noLocation"), help: flagHelp("noLocation"))
     var noLocation = false
 
-    @Option(name: flagNames("metadata"), help: flagHelp("metadata"))
+    @Option(name: flagNames("metadata"), help: flagHelp("metadata"), completion: flagCompletion("metadata"))
     var metadata: [String] = []
 
     /// Each given value with the setting it is for and the flag it was given as.
@@ -125,6 +125,12 @@ private func flagNames(_ key: String) -> NameSpecification {
         let name = String(flag.dropFirst())
         return name.count == 1 ? .customShort(name.first!) : .customLong(name, withSingleDash: true)
     })
+}
+
+/// What the shells offer after the flag: the words a setting takes (--codec h264 hevc av1...).
+private func flagCompletion(_ key: String) -> CompletionKind {
+    if case .word(let words) = EncodeSetting.named(key)!.kind { return .list(words) }
+    return .default
 }
 
 private func flagHelp(_ key: String) -> ArgumentHelp {

@@ -4,7 +4,7 @@ import GPUEncodeKit
 
 struct FiltersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "gpuencode filters",
+        commandName: "filters",
         abstract: "List the filters presets can use, or describe one.",
         discussion: """
         EXAMPLES:

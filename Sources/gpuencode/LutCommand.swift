@@ -5,7 +5,7 @@ import GPUEncodeKit
 
 struct LutCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "gpuencode lut",
+        commandName: "lut",
         abstract: "Make lookup tables for the lookup filter.",
         discussion: """
         EXAMPLES:

@@ -4,7 +4,7 @@ import Glibc
 
 struct PresetsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "gpuencode presets",
+        commandName: "presets",
         abstract: "List, show, upgrade and describe presets.",
         discussion: """
         Presets are found by name in the --preset-dir folders (in the order given), then in
@@ -67,7 +67,7 @@ struct PresetsCommand: ParsableCommand {
             """
         )
 
-        @Argument(help: "A preset name or a path to a preset file.")
+        @Argument(help: "A preset name or a path to a preset file.", completion: .presets)
         var name: String
 
         @Option(name: .customLong("preset-dir"), help: ArgumentHelp("A folder of NAME.json presets searched before the user folder; repeatable.", valueName: "dir"))

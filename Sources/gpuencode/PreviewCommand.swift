@@ -5,7 +5,7 @@ import Glibc
 
 struct PreviewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "gpuencode preview",
+        commandName: "preview",
         abstract: "Render one filtered frame of a movie (or a still image) to a PNG or JPEG.",
         discussion: """
         The frame goes through exactly what a transcode does to it (colour conversion, rotation, the
@@ -31,7 +31,7 @@ struct PreviewCommand: ParsableCommand {
     @Argument(help: "A movie, or a PNG/JPEG still image.")
     var input: String
 
-    @Option(name: .long, help: ArgumentHelp("A built-in preset name or a path to a preset JSON file.", valueName: "name|file"))
+    @Option(name: .long, help: ArgumentHelp("A built-in preset name or a path to a preset JSON file.", valueName: "name|file"), completion: .presets)
     var preset: String = "identity"
 
     @Option(name: .customLong("preset-dir"), help: ArgumentHelp("Also look for presets in this folder (repeatable).", valueName: "dir"))
@@ -50,7 +50,7 @@ struct PreviewCommand: ParsableCommand {
     @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists.")
     var overwrite = false
 
-    @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
+    @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"), completion: .gpus)
     var gpu: String?
 
     @Flag(name: .shortAndLong, help: "Print the frame time and the renderer.")

@@ -5,7 +5,7 @@ import Glibc
 
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "gpuencode report",
+        commandName: "report",
         abstract: "Work with batch reports.",
         discussion: """
         gpuencode report merge SHARD.json... -o ALL.json [--junit ALL.xml]

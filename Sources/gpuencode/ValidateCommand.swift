@@ -4,7 +4,7 @@ import Glibc
 
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "gpuencode validate",
+        commandName: "validate",
         abstract: "Check preset files without touching any video.",
         discussion: """
         Reports every error it can find, not only the first: each with the file, line:column, the
@@ -33,7 +33,7 @@ struct ValidateCommand: ParsableCommand {
     @Flag(help: "Print the passes each preset runs as on this GPU (which filters are fused into which shader, and what each needs).")
     var passes = false
 
-    @Option(help: ArgumentHelp("Which GPU compiles shaders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
+    @Option(help: ArgumentHelp("Which GPU compiles shaders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"), completion: .gpus)
     var gpu: String?
 
     @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions

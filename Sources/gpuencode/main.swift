@@ -4,310 +4,73 @@ import GPUEncodeBatch
 import GPUEncodeKit
 import Glibc
 
+/// The command tree. `gpuencode IN OUT` is the default subcommand, `transcode` (as `ffmpeg -i IN OUT`
+/// has no verb); the other commands are named by their first word, so an input file named like a
+/// command is given as ./NAME. Being one tree is what lets `gpuencode help batch`, the completion
+/// scripts and the manual pages cover every command.
 struct GPUEncode: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gpuencode",
-        abstract: "Re-encode a movie through a GPU filter chain, keeping its audio, timing and orientation.",
+        abstract: "Re-encode movies through a GPU filter chain, keeping their audio, timing and orientation.",
         discussion: """
-        Each video frame is decoded with FFmpeg, filtered on the GPU (OpenGL ES 3, headless EGL) and \
-        re-encoded to H.264 (libx264), HEVC (libx265) or AV1 (libsvtav1). Audio the container's players \
-        play is copied untouched, other audio is re-encoded in sync (--audio); subtitles are copied where \
-        the container can hold them. Each \
-        frame keeps its timestamp (variable frame rate stays variable), rotated phone videos come out \
-        upright, and the output is tagged BT.709. The file appears only when it is complete.
-
-        EXAMPLES:
-          gpuencode in.mp4 out.m4v --preset sepia
-          gpuencode phone.mov upright.mp4          (identity: turn upright, re-encode)
-          gpuencode in.mkv out.mkv --preset ./my-look.json --crf 18 --speed slow
-          gpuencode in.mp4 out.mp4 --codec hevc --crf 26    (HEVC, tagged hvc1)
-          gpuencode in.mp4 out.webm -c:v libsvtav1 --speed fast
-          gpuencode in.mp4 out.mp4 --preset grayscale --bitrate 4M -y
-          gpuencode in.mp4 cmp.mp4 --preset sepia --compare --split-animate
-          gpuencode photo.jpg toned.png --preset toaster          (pictures too)
-
-        CODECS (--codec, or ffmpeg's -c:v with an encoder name):
-          codec  encoder    crf scale (default)           containers
-          h264   libx264    0-51 (23), 0 is lossless      .mp4 .m4v .mov .mkv
-          hevc   libx265    0-51 (28)                     .mp4 .m4v .mov .mkv
-          av1    libsvtav1  1-63 (35), whole numbers      .mp4 .m4v .mkv .webm
-        --speed takes x264's preset names for every codec; x264 and x265 get the name
-        itself, SVT-AV1 and NVENC their nearest preset:
-          speed      SVT-AV1  NVENC
-        \(EncoderSettings.speeds.map { "  \(padded($0, 11))\(padded(String(EncoderSettings.svtav1Presets[$0]!), 9))\(EncoderSettings.nvencPreset(forX264: $0))" }.joined(separator: "\n"))
-        Each encoder's own options pass through --x264-params, --x265-params or --svtav1-params \
-        (key=value:key=value, as in ffmpeg), each only with its codec.
-
-        PRESETS: built-in \(Preset.builtinNames.joined(separator: ", ")), user presets (NAME.json in \
-        --preset-dir folders or ~/.config/gpuencode/presets; `gpuencode presets` lists them all), or a \
-        JSON file: {"version": \(Preset.currentVersion), "name": "warm", "filters": [{"filter": "sepia", "intensity": 0.5}]} \
-        (docs/presets.md). A preset's "encode" settings (\(EncodeSetting.presetKeys.joined(separator: ", "))) \
-        are used unless the same option is given on the command line: flag > preset > built-in default.
-
-        GPU: --gpu auto (default) uses a hardware EGL device (e.g. NVIDIA) when there is one, else \
-        Mesa's software renderer llvmpipe through the surfaceless platform, so it runs on any machine \
-        without a display. GPUENCODE_GPU sets the default. -v prints the renderer used.
-
-        NVIDIA: --hwaccel cuda decodes on NVDEC (frames are downloaded to system
-        memory before the filters); --hwaccel auto does so where it can and
-        decodes in software otherwise. --encoder nvenc encodes with h264_nvenc
-        or hevc_nvenc (FFmpeg 5.1 has no av1_nvenc: exit 69); --encoder auto
-        falls back to the software encoder with a warning where NVENC cannot
-        be opened. The defaults (software decoding and encoding) write the same
-        bytes on every machine. -v says which decoder and encoder ran.
-
-        OTHER COMMANDS:
-          gpuencode filters [NAME]        the filters, or one with its parameters
-          gpuencode preview IN -o F.png   one filtered frame (--at, --compare, --watch)
-          gpuencode contact-sheet IN -o F every preset on one frame, labelled
-          gpuencode lut identity F.png    a lookup image to grade in an editor
-          gpuencode presets [show NAME]   presets and where they come from; one as JSON
-          gpuencode presets upgrade FILE  an older preset in the current format
-          gpuencode validate FILE...      every error with line:column (--json)
-          gpuencode batch IN... --out-dir D  many files in parallel, resumable, sharded
-          gpuencode report merge A B...   join sharded batch reports (-o ALL.json)
-
-        EXIT CODES:
-        \(exitCodeTable.map { "  \($0.code)\(String(repeating: " ", count: max(1, 5 - String($0.code).count)))\($0.meaning)" }.joined(separator: "\n"))
+        `gpuencode IN OUT [options]` is the transcode command (`gpuencode transcode`, the default): \
+        it decodes IN with FFmpeg, runs every frame through the preset's filters on the GPU (OpenGL ES 3 \
+        on headless EGL: NVIDIA's driver where there is one, Mesa's llvmpipe elsewhere) and writes OUT. \
+        The other commands list and check filters and presets, preview a frame, transcode many files \
+        (batch) and merge batch reports. `gpuencode help COMMAND` (or `gpuencode COMMAND --help`) \
+        explains each one; `gpuencode --help` shows the transcode's options.
         """,
-        version: GPUEncodeVersion.string
+        version: GPUEncodeVersion.string,
+        subcommands: [TranscodeCommand.self, BatchCommand.self, ContactSheetCommand.self, FiltersCommand.self, LutCommand.self,
+                      PresetsCommand.self, PreviewCommand.self, ReportCommand.self, ValidateCommand.self],
+        defaultSubcommand: TranscodeCommand.self
     )
-
-    @Argument(help: "Input movie (any format FFmpeg reads: MP4, MOV, MKV, WebM, AVI, TS...).")
-    var input: String?
-
-    @Argument(help: "Output file; the container follows the extension (.mp4, .m4v, .mov, .mkv; .webm for AV1).")
-    var output: String?
-
-    @Option(name: .long, help: ArgumentHelp("A preset name (user presets, then built-ins) or a path to a preset JSON file.", valueName: "name|file"))
-    var preset: String = "identity"
-
-    @Option(name: .customLong("preset-dir"), help: ArgumentHelp("A folder of NAME.json presets searched before ~/.config/gpuencode/presets and the built-ins; repeatable.", valueName: "dir"))
-    var presetDirs: [String] = []
-
-    @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists, or if another writer creates it while this run writes.")
-    var overwrite = false
-
-    @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"))
-    var gpu: String?
-
-    @OptionGroup(title: "Encoding (a flag wins over the preset's \"encode\" setting)") var encode: EncodeOptions
-
-    @Option(name: .customLong("render-path"), help: ArgumentHelp("GPU passes: direct (default: fused Y and CbCr passes straight from the source) rgba (the straightforward path through a full-size RGBA picture), or unfused (one pass per filter through 8-bit textures, as GPUImage); the last two are for comparison.", valueName: "direct|rgba|unfused"))
-    var renderPath: String = "direct"
-
-    @Flag(help: "Decode, filter and encode one frame at a time on one thread instead of pipelined. Slower; the output is byte-identical to a normal run (a check on the pipeline).")
-    var deterministic = false
-
-    @Flag(name: .shortAndLong, help: "Print the GPU renderer, stream details and notes.")
-    var verbose = false
-
-    @Flag(help: "Report progress even when stderr is not a terminal (one key=value line per second).")
-    var progress = false
-
-    @Flag(name: .customLong("no-progress"), help: "No progress line, even on a terminal.")
-    var noProgress = false
-
-    @Flag(help: "Print each frame's measurements (averageColor filters) on stdout, one line per frame: frame=N time=SECONDS averageColor=R,G,B,A (0-1).")
-    var stats = false
-
-    @Flag(name: .customLong("list-presets"), help: "List the built-in presets and exit (`gpuencode presets` lists user presets too).")
-    var listPresets = false
-
-    @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
-
-    @OptionGroup(title: "Comparison") var comparison: CompareOptions
-
-    @Flag(name: .customLong("split-animate"), help: "With --compare: sweep the divider over the clip's duration, from all original at the start to all preset at the end.")
-    var splitAnimate = false
-
-    @Option(name: .customLong("benchmark-filters"), help: ArgumentHelp("Time the filter stage alone on N frames of INPUT held in memory (upload, filters, readback); no output file.", valueName: "N"))
-    var benchmarkFilters: Int?
-
-    mutating func validate() throws {
-        if listPresets { return }
-        if let n = benchmarkFilters {
-            guard (1...1_000_000).contains(n), input != nil else { throw ValidationError("--benchmark-filters N needs N from 1 to 1000000 and an input file") }
-            return
-        }
-        guard input != nil, output != nil else { throw ValidationError("give an input and an output file, e.g. gpuencode in.mp4 out.mp4 --preset sepia") }
-        try comparison.validate(animate: splitAnimate)
-        _ = try encode.overrides(threadsMayBeAuto: true)
-        guard ["direct", "rgba", "unfused"].contains(renderPath) else { throw ValidationError("--render-path must be direct, rgba or unfused") }
-        if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
-    }
-
-    func run() throws {
-        if listPresets {
-            for name in Preset.builtinNames {
-                let p = try? Preset.load(name)
-                print("\(name)\(String(repeating: " ", count: max(1, 12 - name.count)))\(p?.description ?? "")")
-            }
-            return
-        }
-        let path: RenderPath = renderPath == "rgba" ? .viaRGBA : renderPath == "unfused" ? .unfused : .direct
-        if let n = benchmarkFilters {
-            do {
-                let selection = try resolveGPU(gpu)
-                let r = try FilterBenchmark.run(input: input!, preset: try PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed()).load(preset), gpu: selection, path: path, frames: n,
-                                                transfer: Environment.transfer, synchronous: Environment.synchronousBenchmark)
-                print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
-            } catch let error as GPUEncodeError {
-                fputs("gpuencode: error: \(error.description)\n", stderr)
-                throw ExitCode(error.exitCode)
-            }
-            return
-        }
-        let stderrIsTTY = isatty(2) == 1
-        let verbose = self.verbose
-        MediaLog.setLevel(verbose: verbose)
-        var reporter: ProgressReporter?
-        if !noProgress && (stderrIsTTY || progress) { reporter = ProgressReporter(style: stderrIsTTY ? .terminal : .lines) }
-        let shared = reporter
-        do {
-            // Before anything opens the input: a FIFO input blocks in open until its writer comes,
-            // and SIGINT/SIGTERM must stop that as an interruption (130/143), not a read error.
-            gpuencode_install_signal_handlers()
-            let library = PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed())
-            let base = try library.load(self.preset)
-            // A flag given on the command line wins over the preset's "encode", which wins over the
-            // defaults: the same resolution a batch job gets. What depends on the codec (crf scale,
-            // params for another codec, a container that cannot hold it) stops here, before the
-            // input is opened.
-            let settings = try EncodeOverrides.resolve([EncodeLayer(try encode.overrides(threadsMayBeAuto: true), from: .commandLine),
-                                                        EncodeLayer(base.encode, from: .preset(base.origin))],
-                                                       output: output)
-            let picture = ImageIO.isImagePath(output!)
-            if !picture {
-                var check = TranscodeOptions(input: input!, output: output!, preset: base)
-                check.overwrite = overwrite
-                check.encoder = settings
-                try Transcoder.checkOutput(check)
-            }
-            var duration: Double? = nil
-            if splitAnimate {
-                duration = try Comparison.duration(of: input!)
-                if duration == nil { throw GPUEncodeError(.usage, path: input!, "the file does not tell its duration, which --split-animate needs") }
-            }
-            let preset = try comparison.apply(to: base, duration: duration, animate: splitAnimate, library: library)
-            if picture {
-                // A picture out (as GPUImage's picture output): the first frame of a movie, or a
-                // still image in, through the same path as `preview`.
-                try writePicture(preset: preset)
-                return
-            }
-            var options = TranscodeOptions(input: input!, output: output!, preset: preset)
-            options.overwrite = overwrite
-            options.renderPath = path
-            options.transfer = Environment.transfer
-            options.sequential = deterministic
-            options.encoder = settings
-            let selection = try resolveGPU(gpu)
-            options.gpu = selection
-            options.hwaccel = try resolveHWAccel(try encode.overrides(threadsMayBeAuto: true).hwaccel)
-            options.progress = reporter
-            if stats {
-                if !preset.filters.contains(where: { $0.declaration.name == "averageColor" }) {
-                    throw GPUEncodeError(.usage, path: self.preset, "--stats needs an averageColor filter in the preset (e.g. {\"filter\": \"averageColor\"})")
-                }
-                options.statistics = { frame, time, values in
-                    let fields = values.map { "\($0.name)=" + $0.value.map { String(format4($0)) }.joined(separator: ",") }
-                    print("frame=\(frame) time=\(String(format4(time))) " + fields.joined(separator: " "))
-                    fflush(stdout)
-                }
-            }
-            options.log = { level, message in
-                guard level == .warning || verbose else { return }
-                shared?.interruptLine()
-                fputs("gpuencode: \(level == .warning ? "warning: " : "")\(message)\n", stderr)
-            }
-            let summary = try Transcoder.run(options)
-            if verbose || stderrIsTTY {
-                let fps = Double(summary.frames) / max(summary.seconds, 1e-6)
-                fputs("gpuencode: wrote \(output!): \(summary.frames) frames in \(String(format1(summary.seconds))) s (\(format1(fps)) fps) with preset \(preset.name) on \(summary.renderer)\n", stderr)
-            }
-        } catch let error as GPUEncodeError {
-            shared?.interruptLine()
-            fputs("gpuencode: error: \(error.description)\n", stderr)
-            throw ExitCode(error.exitCode)
-        }
-    }
 }
 
-extension GPUEncode {
-    func writePicture(preset: Preset) throws {
-        if !overwrite && access(output!, F_OK) == 0 { throw GPUEncodeError(.outputCreate, path: output!, "already exists (use -y to overwrite)") }
-        var a = stat(), b = stat()
-        if stat(input!, &a) == 0, stat(output!, &b) == 0, a.st_dev == b.st_dev, a.st_ino == b.st_ino {
-            throw GPUEncodeError(.usage, path: output!, "is the input file; write to another file")
-        }
-        let result = try Preview.render(input: input!, preset: preset, at: 0, gpu: try resolveGPU(gpu))
-        // From here until the picture is in place, SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ remove the
-        // temporary and exit 128+signal instead of leaving it (before, the default action is harmless).
-        gpuencode_install_signal_handlers()
-        try ImageIO.write(result.image, to: output!, overwrite: overwrite, stopIfInterrupted: true)
-        if verbose {
-            fputs("gpuencode: wrote \(output!): \(result.image.width)x\(result.image.height) picture with preset \(preset.name) on \(result.renderer)\n", stderr)
-        }
-    }
-}
-
-/// --hwaccel, else GPUENCODE_HWACCEL, else none.
-func resolveHWAccel(_ given: HardwareAcceleration?) throws -> HardwareAcceleration {
-    if let given { return given }
-    let name = getenv("GPUENCODE_HWACCEL").map { String(cString: $0) } ?? "none"
-    guard let decoding = HardwareAcceleration(rawValue: name) else {
-        throw GPUEncodeError(.usage, "GPUENCODE_HWACCEL=\(name) must be none, cuda or auto")
-    }
-    return decoding
-}
-
-/// `text` with spaces after it up to `width` characters (help tables).
-func padded(_ text: String, _ width: Int) -> String {
-    text + String(repeating: " ", count: max(0, width - text.count))
-}
-
-func format4(_ v: Double) -> String {
-    let r = (v * 10000).rounded() / 10000
-    return String(r)
-}
-
-func format1(_ v: Double) -> String {
-    let r = (v * 10).rounded() / 10
-    return String(r)
-}
-
-
-// Subcommands are dispatched by the first word, so that `gpuencode IN OUT` stays the transcode (as
-// `ffmpeg -i IN OUT` has no verb) while `gpuencode filters` etc. are commands of their own. An input
-// file named like a command can be given as ./NAME.
-let subcommands: [String: ParsableCommand.Type] = [
-    "batch": BatchCommand.self,
-    "contact-sheet": ContactSheetCommand.self,
-    "filters": FiltersCommand.self,
-    "lut": LutCommand.self,
-    "preview": PreviewCommand.self,
-    "presets": PresetsCommand.self,
-    "report": ReportCommand.self,
-    "validate": ValidateCommand.self,
-]
-
-/// Usage errors are one line, like every other failure; --help has the full text.
-func runCommand<C: ParsableCommand>(_ type: C.Type, _ arguments: [String], name: String) -> Never {
+/// Runs the command the arguments name. Usage errors are one line, like every other failure, naming
+/// the --help that has the full text.
+func runCommand(_ arguments: [String]) -> Never {
     do {
-        var command = try type.parseAsRoot(arguments)
+        var command = try GPUEncode.parseAsRoot(arguments)
         try command.run()
         exit(0)
     } catch let code as ExitCode {
         exit(code.rawValue)
     } catch {
-        let code = type.exitCode(for: error)
-        if code == .success { type.exit(withError: error) }
-        let message = type.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+        let code = GPUEncode.exitCode(for: error)
+        if code == .success { GPUEncode.exit(withError: error) }
+        let message = GPUEncode.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
         let text = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
-        fputs("gpuencode: error: \(text) (see \(name) --help)\n", stderr)
+        fputs("gpuencode: error: \(text) (see \(commandPath(arguments)) --help)\n", stderr)
         exit(code.rawValue)
     }
+}
+
+/// "gpuencode", "gpuencode batch" or "gpuencode presets show": the command the arguments name.
+func commandPath(_ arguments: [String]) -> String {
+    var path = ["gpuencode"]
+    var children = GPUEncode.configuration.subcommands
+    for word in arguments {
+        guard let next = children.first(where: { $0._commandName == word }) else { break }
+        path.append(word)
+        children = next.configuration.subcommands
+    }
+    return path.joined(separator: " ")
+}
+
+/// The shell `--generate-completion-script [SHELL]` asks for (anywhere on the line, as
+/// argument-parser allows); nil when it is not asked for or names no shell it knows, which
+/// argument-parser then reports.
+func completionShell(_ arguments: [String]) -> CompletionShell? {
+    for (i, word) in arguments.enumerated() {
+        if word.hasPrefix("--generate-completion-script=") {
+            return CompletionShell(rawValue: String(word.dropFirst("--generate-completion-script=".count)))
+        }
+        if word == "--generate-completion-script" {
+            return i + 1 < arguments.count ? CompletionShell(rawValue: arguments[i + 1]) : CompletionShell.autodetected()
+        }
+    }
+    return nil
 }
 
 // Swift decodes argv as UTF-8 and replaces invalid bytes with U+FFFD, so a file name that is not
@@ -323,7 +86,23 @@ for i in 1..<Int(CommandLine.argc) {
 FilterMedia.install(FFmpegFilterMedia())
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-if let first = arguments.first, let command = subcommands[first] {
-    runCommand(command, Array(arguments.dropFirst()), name: "gpuencode \(first)")
+switch arguments {
+case ["--help"], ["-h"], ["-help"], ["help"]:
+    // The transcode is what `gpuencode` does, so its options are the help (as `ffmpeg -h` shows the
+    // main options); its text lists the other commands.
+    print(GPUEncode.helpMessage(for: TranscodeCommand.self))
+    exit(0)
+case ["--version"], ["-version"]:
+    print(versionReport())
+    exit(0)
+case _ where completionShell(arguments) != nil:
+    do {
+        print(try CompletionScripts.script(for: completionShell(arguments)!))
+        exit(0)
+    } catch let error as GPUEncodeError {
+        fputs("gpuencode: error: \(error.description)\n", stderr)
+        exit(error.exitCode)
+    }
+default:
+    runCommand(arguments)
 }
-runCommand(GPUEncode.self, arguments, name: "gpuencode")
