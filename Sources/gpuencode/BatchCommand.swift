@@ -9,43 +9,43 @@ struct BatchCommand: ParsableCommand {
         commandName: "batch",
         abstract: "Transcode many files in parallel: resumable, shardable across CI machines, with JSON and JUnit reports.",
         discussion: """
-        INPUTS are files and folders (a folder's files matching --include; --recursive to descend,
-        mirroring its subfolders under --out-dir), and/or --manifest jobs.json|jobs.csv with one job
-        per row: input (required), output, preset, and any of \(EncodeSetting.manifestKeys.joined(separator: ", ")) (the flags'
-        values; x264Preset is read as speed), metadata.KEY columns (JSON: "metadata": {KEY: VALUE}).
-        A manifest's relative paths are relative to its own folder. Outputs are --out-dir/--name, or
+        INPUTS are files and folders (a folder's files matching --include; --recursive to descend, \
+        mirroring its subfolders under --out-dir), and/or --manifest jobs.json|jobs.csv with one job \
+        per row: input (required), output, preset, and any of \(EncodeSetting.manifestKeys.joined(separator: ", ")) (the flags' \
+        values; x264Preset is read as speed), metadata.KEY columns (JSON: "metadata": {KEY: VALUE}). \
+        A manifest's relative paths are relative to its own folder. Outputs are --out-dir/--name, or \
         the manifest's output column. Two jobs writing one file is an error before anything runs.
 
-        NAME TEMPLATE (--name, default {stem}.mp4): {name} the input's file name, {stem} without its
-        extension, {ext} its extension, {preset} the preset's name; e.g. {stem}-{preset}.mkv. A name
+        NAME TEMPLATE (--name, default {stem}.mp4): {name} the input's file name, {stem} without its \
+        extension, {ext} its extension, {preset} the preset's name; e.g. {stem}-{preset}.mkv. A name \
         must stay inside --out-dir: absolute names and `..` (written or expanded) are refused (64).
 
-        RESUME: outputs appear only when complete, and each finished job is recorded (input size and
-        mtime, or content hash with --hash; preset digest; settings; gpuencode version) in
-        .gpuencode-state.json in --out-dir (or --state FILE). A rerun skips outputs that are up to date,
-        redoes the ones whose input, preset or settings changed, and stops at outputs it does not know
-        unless --skip-existing (keep them) or --force (redo everything). Jobs are keyed by the output's
-        real path, so `--out-dir out`, `./out` or a symlink to it are the same jobs. Batches may share
-        one state file: each save locks FILE.lock and merges the records on disk with its own. A
+        RESUME: outputs appear only when complete, and each finished job is recorded (input size and \
+        mtime, or content hash with --hash; preset digest; settings; gpuencode version) in \
+        .gpuencode-state.json in --out-dir (or --state FILE). A rerun skips outputs that are up to date, \
+        redoes the ones whose input, preset or settings changed, and stops at outputs it does not know \
+        unless --skip-existing (keep them) or --force (redo everything). Jobs are keyed by the output's \
+        real path, so `--out-dir out`, `./out` or a symlink to it are the same jobs. Batches may share \
+        one state file: each save locks FILE.lock and merges the records on disk with its own. A \
         state file with another formatVersion or a malformed entry is an error (66), never ignored.
 
-        SHARDS: --shard INDEX/COUNT (INDEX from 1) runs the jobs whose stable hash of input path and
-        preset falls in that shard, so adding a file moves no other job. Without --shard, the CI's
-        variables are read: GitLab CI_NODE_INDEX/CI_NODE_TOTAL, CircleCI CIRCLE_NODE_INDEX/
-        CIRCLE_NODE_TOTAL, Buildkite BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT, Kubernetes
-        JOB_COMPLETION_INDEX with --shard-count N. `gpuencode report merge` joins the shards' reports.
+        SHARDS: --shard INDEX/COUNT (INDEX from 1) runs the jobs whose stable hash of input path and \
+        preset falls in that shard, so adding a file moves no other job. Without --shard, the CI's \
+        variables are read: GitLab CI_NODE_INDEX/CI_NODE_TOTAL, CircleCI CIRCLE_NODE_INDEX/\
+        CIRCLE_NODE_TOTAL, Buildkite BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT, Kubernetes \
+        JOB_COMPLETION_INDEX with --shard-count N. `gpuencode report merge` joins the shards' reports. \
         A sharded run's default state file is .gpuencode-state.INDEX-of-COUNT.json.
 
-        PARALLELISM: --jobs N transcodes at once (default \(BatchRunOptions.defaultJobs()) on this machine's \(onlineCores()) cores: one per
+        PARALLELISM: --jobs N transcodes at once (default \(BatchRunOptions.defaultJobs()) on this machine's \(onlineCores()) cores: one per \
         4 cores, at least 2), each with its own GL context and cores/N encoder threads (--threads).
 
-        PROGRESS: on a terminal a line per running job and a total bar with ETA; otherwise JSON lines on
+        PROGRESS: on a terminal a line per running job and a total bar with ETA; otherwise JSON lines on \
         stderr (events start, progress once a second per job, end, done). --progress none for quiet.
 
-        EXIT CODES: 0 every job ok or skipped; 80 some jobs failed (--continue-on-error, the default,
-        runs the rest; --fail-fast stops at the first); 130/143 interrupted by SIGINT/SIGTERM, 129/141/
-        153 by SIGHUP/SIGPIPE/SIGXFSZ (running jobs stopped, their temporary files removed, state and
-        reports written); 64/66/67 a usage, input (or unreadable state file) or preset error before
+        EXIT CODES: 0 every job ok or skipped; 80 some jobs failed (--continue-on-error, the default, \
+        runs the rest; --fail-fast stops at the first); 130/143 interrupted by SIGINT/SIGTERM, 129/141/\
+        153 by SIGHUP/SIGPIPE/SIGXFSZ (running jobs stopped, their temporary files removed, state and \
+        reports written); 64/66/67 a usage, input (or unreadable state file) or preset error before \
         anything ran. docs/ci.md and docs/report.md have the details.
 
         EXAMPLES:

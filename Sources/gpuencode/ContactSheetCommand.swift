@@ -7,13 +7,14 @@ struct ContactSheetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "contact-sheet",
         abstract: "Show one frame through many presets in a labelled grid, to pick a look.",
+        usage: "gpuencode contact-sheet <input> -o <file> [--presets <a,b,c>] [<options>]",
         discussion: """
-        Each tile is the frame through one preset, rendered at the frame's full size exactly as a
-        transcode or preview renders it, then shrunk to the tile on the GPU and labelled with the
-        preset's name. Tiles go left to right, top to bottom, in the order given. Without --presets
+        Each tile is the frame through one preset, rendered at the frame's full size exactly as a \
+        transcode or preview renders it, then shrunk to the tile on the GPU and labelled with the \
+        preset's name. Tiles go left to right, top to bottom, in the order given. Without --presets \
         every built-in preset is shown except none (the same picture as identity).
 
-        The sheet is columns x tile-width plus a gap around and between the tiles wide; tiles keep
+        The sheet is columns x tile-width plus a gap around and between the tiles wide; tiles keep \
         the frame's aspect ratio (their height rounded to an even number).
 
         EXAMPLES:

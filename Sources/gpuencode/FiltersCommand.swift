@@ -11,8 +11,8 @@ struct FiltersCommand: ParsableCommand {
           gpuencode filters                 every filter, by family, with a one-line summary
           gpuencode filters gaussianBlur    its parameters: type, default, range and meaning
 
-        In a preset, a filter is {"filter": NAME, PARAMETER: VALUE, ...}; parameters left out take
-        their defaults. Blends also take "with": a colour ("#f7b099", "rgba(247,176,153,0.56)",
+        In a preset, a filter is {"filter": NAME, PARAMETER: VALUE, ...}; parameters left out take \
+        their defaults. Blends also take "with": a colour ("#f7b099", "rgba(247,176,153,0.56)", \
         [r, g, b, a]), an image file, or a generator such as {"filter": "radialGradient", ...}.
         """
     )

@@ -11,8 +11,8 @@ struct LutCommand: ParsableCommand {
         EXAMPLES:
           gpuencode lut identity lookup.png    a 512x512 GPUImage lookup image that changes nothing
 
-        Open the image in an image editor, apply colour adjustments to the whole image (curves,
-        levels, hue: anything that treats each pixel alone), save it as PNG and use it with
+        Open the image in an image editor, apply colour adjustments to the whole image (curves, \
+        levels, hue: anything that treats each pixel alone), save it as PNG and use it with \
         {"filter": "lookup", "image": "lookup.png"}.
         """
     )

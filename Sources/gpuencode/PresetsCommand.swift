@@ -7,9 +7,9 @@ struct PresetsCommand: ParsableCommand {
         commandName: "presets",
         abstract: "List, show, upgrade and describe presets.",
         discussion: """
-        Presets are found by name in the --preset-dir folders (in the order given), then in
-        $XDG_CONFIG_HOME/gpuencode/presets (default ~/.config/gpuencode/presets), then among the
-        built-ins: NAME.json, first found wins, so a user preset can shadow a built-in one.
+        Presets are found by name in the --preset-dir folders (in the order given), then in \
+        $XDG_CONFIG_HOME/gpuencode/presets (default ~/.config/gpuencode/presets), then among the \
+        built-ins: NAME.json, first found wins, so a user preset can shadow a built-in one. \
         docs/presets.md describes the format.
 
         EXAMPLES:
@@ -59,10 +59,11 @@ struct PresetsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "show",
             abstract: "Print a preset as the program runs it: JSON, version \(Preset.currentVersion), chain form.",
+            usage: "gpuencode presets show <name|file> [--preset-dir <dir> ...] [<options>]",
             discussion: """
-            `extends` is applied, old versions are upgraded, every parameter is written with its value
-            (defaults filled in), and a graph is compiled into its chain (nodes keep their names as ids;
-            {"node": NAME} steps bring back an earlier node's picture). Relative file names are
+            `extends` is applied, old versions are upgraded, every parameter is written with its value \
+            (defaults filled in), and a graph is compiled into its chain (nodes keep their names as ids; \
+            {"node": NAME} steps bring back an earlier node's picture). Relative file names are \
             resolved against the preset's folder. The output loads as a preset of its own.
             """
         )

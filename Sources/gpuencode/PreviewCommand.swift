@@ -8,7 +8,7 @@ struct PreviewCommand: ParsableCommand {
         commandName: "preview",
         abstract: "Render one filtered frame of a movie (or a still image) to a PNG or JPEG.",
         discussion: """
-        The frame goes through exactly what a transcode does to it (colour conversion, rotation, the
+        The frame goes through exactly what a transcode does to it (colour conversion, rotation, the \
         preset's filters), so the picture is what the video will look like.
 
         EXAMPLES:
@@ -19,11 +19,11 @@ struct PreviewCommand: ParsableCommand {
           gpuencode preview in.mp4 --preset noir --compare-with mono --split-angle 90 -o vs.png
           gpuencode preview in.mp4 --preset ./look.json --watch -o look.png      (re-render on every save)
 
-        --compare shows the original on the left and the preset on the right, divided at --split
-        (0...1) by a line at --split-angle degrees (0 vertical, 90 horizontal: original on top), each
-        side labelled. --watch keeps running after the first picture: whenever the preset file, a
-        file it reads (LUT, picture, shader) or the input changes, the picture is rendered again and
-        one line is printed; a broken preset prints its error and the watch goes on. Ctrl-C ends it
+        --compare shows the original on the left and the preset on the right, divided at --split \
+        (0...1) by a line at --split-angle degrees (0 vertical, 90 horizontal: original on top), each \
+        side labelled. --watch keeps running after the first picture: whenever the preset file, a \
+        file it reads (LUT, picture, shader) or the input changes, the picture is rendered again and \
+        one line is printed; a broken preset prints its error and the watch goes on. Ctrl-C ends it \
         (exit 0).
         """
     )

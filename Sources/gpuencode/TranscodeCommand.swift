@@ -33,10 +33,10 @@ struct TranscodeCommand: ParsableCommand {
           h264   libx264    0-51 (23), 0 is lossless      .mp4 .m4v .mov .mkv
           hevc   libx265    0-51 (28)                     .mp4 .m4v .mov .mkv
           av1    libsvtav1  1-63 (35), whole numbers      .mp4 .m4v .mkv .webm
-        --speed takes x264's preset names for every codec; x264 and x265 get the name
+        --speed takes x264's preset names for every codec; x264 and x265 get the name \
         itself, SVT-AV1 and NVENC their nearest preset:
           speed      SVT-AV1  NVENC
-        \(EncoderSettings.speeds.map { "  \(padded($0, 11))\(padded(String(EncoderSettings.svtav1Presets[$0]!), 9))\(EncoderSettings.nvencPreset(forX264: $0))" }.joined(separator: "\n"))
+        \(EncoderSettings.speeds.map { "  \(padded($0, 11))\(padded(String(EncoderSettings.svtav1Presets[$0]!), 9))\(EncoderSettings.nvencPreset(forX264: $0))" }.joined(separator: "\n")) \
         Each encoder's own options pass through --x264-params, --x265-params or --svtav1-params \
         (key=value:key=value, as in ffmpeg), each only with its codec.
 
@@ -50,12 +50,12 @@ struct TranscodeCommand: ParsableCommand {
         Mesa's software renderer llvmpipe through the surfaceless platform, so it runs on any machine \
         without a display. GPUENCODE_GPU sets the default. -v prints the renderer used.
 
-        NVIDIA: --hwaccel cuda decodes on NVDEC (frames are downloaded to system
-        memory before the filters); --hwaccel auto does so where it can and
-        decodes in software otherwise. --encoder nvenc encodes with h264_nvenc
-        or hevc_nvenc (FFmpeg 5.1 has no av1_nvenc: exit 69); --encoder auto
-        falls back to the software encoder with a warning where NVENC cannot
-        be opened. The defaults (software decoding and encoding) write the same
+        NVIDIA: --hwaccel cuda decodes on NVDEC (frames are downloaded to system \
+        memory before the filters); --hwaccel auto does so where it can and \
+        decodes in software otherwise. --encoder nvenc encodes with h264_nvenc \
+        or hevc_nvenc (FFmpeg 5.1 has no av1_nvenc: exit 69); --encoder auto \
+        falls back to the software encoder with a warning where NVENC cannot \
+        be opened. The defaults (software decoding and encoding) write the same \
         bytes on every machine. -v says which decoder and encoder ran.
 
         OTHER COMMANDS:

@@ -6,14 +6,15 @@ struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Check preset files without touching any video.",
+        usage: "gpuencode validate <files> ... [--json] [--passes] [<options>]",
         discussion: """
-        Reports every error it can find, not only the first: each with the file, line:column, the
-        JSON path and what was expected (with a suggestion for a misspelt filter or parameter), one
-        per line as FILE:LINE:COLUMN: error: PATH: MESSAGE. Custom shaders are compiled on the GPU
-        and their errors carry the shader's own line numbers. The chain is cut into passes against
-        this GPU's limits (uniform storage, samplers) exactly as a run does, so a preset that
-        validates runs here; --passes prints that plan. Without a GPU context a note says the
-        limits were not checked (a file with custom shaders, which must be compiled, then fails
+        Reports every error it can find, not only the first: each with the file, line:column, the \
+        JSON path and what was expected (with a suggestion for a misspelt filter or parameter), one \
+        per line as FILE:LINE:COLUMN: error: PATH: MESSAGE. Custom shaders are compiled on the GPU \
+        and their errors carry the shader's own line numbers. The chain is cut into passes against \
+        this GPU's limits (uniform storage, samplers) exactly as a run does, so a preset that \
+        validates runs here; --passes prints that plan. Without a GPU context a note says the \
+        limits were not checked (a file with custom shaders, which must be compiled, then fails \
         with 69). Warnings (a value equal to its default, an unused graph node or id) do not fail.
 
         EXIT: 0 when no file has errors (warnings alone are fine), 67 otherwise.

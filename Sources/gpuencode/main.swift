@@ -73,6 +73,15 @@ func completionShell(_ arguments: [String]) -> CompletionShell? {
     return nil
 }
 
+/// In `gpuencode help WORD...`, the first word that names no command (nil: all do).
+func unknownHelpTopic(_ arguments: [String]) -> String? {
+    guard arguments.first == "help" else { return nil }
+    let words = Array(arguments.dropFirst())
+    let known = commandPath(words).split(separator: " ").count - 1
+    guard known < words.count, !words[known].hasPrefix("-") else { return nil }
+    return words[known]
+}
+
 // Swift decodes argv as UTF-8 and replaces invalid bytes with U+FFFD, so a file name that is not
 // UTF-8 would silently become another file's name (an output written beside the one asked for).
 for i in 1..<Int(CommandLine.argc) {
@@ -95,6 +104,10 @@ case ["--help"], ["-h"], ["-help"], ["help"]:
 case ["--version"], ["-version"]:
     print(versionReport())
     exit(0)
+case _ where unknownHelpTopic(arguments) != nil:
+    // argument-parser answers `help NOSUCH` with the root's help and 0; a typo should say so.
+    fputs("gpuencode: error: no command named '\(unknownHelpTopic(arguments)!)' (gpuencode --help lists the commands)\n", stderr)
+    exit(64)
 case _ where completionShell(arguments) != nil:
     do {
         print(try CompletionScripts.script(for: completionShell(arguments)!))
