@@ -52,4 +52,4 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.requirements" 2>/dev/null)" !
   echo "$REQUIREMENTS" > "$VENV/.requirements"
 fi
 
-exec "$VENV/bin/python" Tests/CIExamples/check.py --tools "$VENV/bin" "$@"
+exec "$VENV/bin/python" -B Tests/CIExamples/check.py --tools "$VENV/bin" "$@"
