@@ -405,25 +405,48 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     /// `CIRCLE_NODE_INDEX`/`CIRCLE_NODE_TOTAL`, Buildkite `BUILDKITE_PARALLEL_JOB`/
     /// `BUILDKITE_PARALLEL_JOB_COUNT` (from 0), Kubernetes `JOB_COMPLETION_INDEX` (from 0) with
     /// `shardCount`. Returns the shard and the variables it came from; nil when none are set.
+    ///
+    /// Never guesses: a machine that looks sharded but cannot tell which shard is a usage error, not
+    /// "run every job", which would run the whole plan once per machine. So `shardCount` without
+    /// `JOB_COMPLETION_INDEX`, `JOB_COMPLETION_INDEX` without `shardCount`, an index without its
+    /// total and a total above 1 without its index are all errors. A total of 1 alone is not one:
+    /// GitLab sets `CI_NODE_TOTAL=1` on every job without `parallel:`. The pairs are read in the order
+    /// above, `shardCount` (a flag, so explicit) first; `--shard` is read before any of this.
     public static func fromEnvironment(_ env: (String) -> String?, shardCount: Int?) throws -> (Shard, String)? {
-        func pair(_ indexName: String, _ totalName: String, base: Int) throws -> (Shard, String)? {
-            guard let iText = env(indexName), !iText.isEmpty, let nText = env(totalName), !nText.isEmpty else { return nil }
-            guard let i = Int(iText), let n = Int(nText), n >= 1, (base..<(n + base)).contains(i) else {
-                throw GPUEncodeError(.usage, "\(indexName)=\(iText) \(totalName)=\(nText): not an index from \(base) and a count of shards")
-            }
-            return (Shard(index: i - base + 1, count: n), "\(indexName)/\(totalName)")
+        func value(_ name: String) -> String? {
+            guard let text = env(name), !text.isEmpty else { return nil }
+            return text
         }
-        if let s = try pair("CI_NODE_INDEX", "CI_NODE_TOTAL", base: 1) { return s }
-        if let s = try pair("CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", base: 0) { return s }
-        if let s = try pair("BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", base: 0) { return s }
         if let n = shardCount {
-            guard let iText = env("JOB_COMPLETION_INDEX"), !iText.isEmpty else {
+            guard let iText = value("JOB_COMPLETION_INDEX") else {
                 throw GPUEncodeError(.usage, "--shard-count \(n) needs JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or use --shard INDEX/COUNT")
             }
             guard let i = Int(iText), n >= 1, (0..<n).contains(i) else {
                 throw GPUEncodeError(.usage, "JOB_COMPLETION_INDEX=\(iText) is not an index from 0 to \(n - 1) (--shard-count \(n))")
             }
             return (Shard(index: i + 1, count: n), "JOB_COMPLETION_INDEX/--shard-count")
+        }
+        func pair(_ indexName: String, _ totalName: String, base: Int) throws -> (Shard, String)? {
+            switch (value(indexName), value(totalName)) {
+            case (nil, nil):
+                return nil
+            case (let iText?, nil):
+                throw GPUEncodeError(.usage, "\(indexName)=\(iText) is set but \(totalName) is not: set both, or give --shard INDEX/COUNT")
+            case (nil, let nText?):
+                if Int(nText) == 1 { return nil }
+                throw GPUEncodeError(.usage, "\(totalName)=\(nText) is set but \(indexName) is not: set both, or give --shard INDEX/COUNT")
+            case (let iText?, let nText?):
+                guard let i = Int(iText), let n = Int(nText), n >= 1, (base..<(n + base)).contains(i) else {
+                    throw GPUEncodeError(.usage, "\(indexName)=\(iText) \(totalName)=\(nText): not an index from \(base) and a count of shards")
+                }
+                return (Shard(index: i - base + 1, count: n), "\(indexName)/\(totalName)")
+            }
+        }
+        if let s = try pair("CI_NODE_INDEX", "CI_NODE_TOTAL", base: 1) { return s }
+        if let s = try pair("CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", base: 0) { return s }
+        if let s = try pair("BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", base: 0) { return s }
+        if let iText = value("JOB_COMPLETION_INDEX") {
+            throw GPUEncodeError(.usage, "JOB_COMPLETION_INDEX=\(iText) is set (a Kubernetes Indexed Job) but --shard-count is not: give --shard-count N (the Job's completions) or --shard INDEX/COUNT")
         }
         return nil
     }

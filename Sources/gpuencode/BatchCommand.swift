@@ -33,7 +33,9 @@ struct BatchCommand: ParsableCommand {
         preset falls in that shard, so adding a file moves no other job. Without --shard, the CI's \
         variables are read: GitLab CI_NODE_INDEX/CI_NODE_TOTAL, CircleCI CIRCLE_NODE_INDEX/\
         CIRCLE_NODE_TOTAL, Buildkite BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT, Kubernetes \
-        JOB_COMPLETION_INDEX with --shard-count N. `gpuencode report merge` joins the shards' reports. \
+        JOB_COMPLETION_INDEX with --shard-count N. A variable without its partner (JOB_COMPLETION_INDEX \
+        without --shard-count, an index without its total, a total above 1 without its index) is a usage \
+        error (64), never "run every job". `gpuencode report merge` joins the shards' reports. \
         A sharded run's default state file is .gpuencode-state.INDEX-of-COUNT.json.
 
         PARALLELISM: --jobs N transcodes at once (default \(BatchRunOptions.defaultJobs()) on this machine's \(onlineCores()) cores: one per \

@@ -215,6 +215,51 @@ final class BatchPlanTests: BatchTestCase {
         let after = try (1...3).map { try shard(["--shard", "\($0)/3"]) }
         for k in 0..<3 { XCTAssertTrue(parts[k].isSubset(of: after[k]), "shard \(k + 1) kept its jobs") }
     }
+
+    /// A machine that looks sharded but cannot tell which shard it is fails with 64 and one line before
+    /// anything runs, instead of running every job (once per pod or per CI node).
+    func testHalfSetShardVariablesAreUsageErrors() throws {
+        let input = scratch("in")
+        try FileManager.default.createDirectory(at: input, withIntermediateDirectories: true)
+        for n in ["a.mp4", "b.mp4", "c.mp4"] { try Data("x".utf8).write(to: input.appendingPathComponent(n)) }
+        let out = scratch("out")
+        let base = [input.path, "--out-dir", out.path, "--progress", "none"]
+
+        // A Kubernetes Indexed Job pod without --shard-count: the one line says what to give.
+        let k8s = try batch(base, environment: ["JOB_COMPLETION_INDEX": "3"])
+        assertCleanFailure(k8s, exitCodes: [ExitCode.usage], mentioning: ["JOB_COMPLETION_INDEX=3", "--shard-count", "--shard INDEX/COUNT"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out.path), "nothing ran, not even the output folder")
+        // Dry runs too, and an index of 0 (the first pod) is no exception.
+        assertCleanFailure(try batch(base + ["--dry-run"], environment: ["JOB_COMPLETION_INDEX": "0"]),
+                           exitCodes: [ExitCode.usage], mentioning: ["JOB_COMPLETION_INDEX=0", "--shard-count"])
+
+        // Each CI's pair, half set: an index without its total, a total above 1 without its index.
+        let halves: [(String, String)] = [
+            ("CI_NODE_INDEX", "CI_NODE_TOTAL"), ("CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL"),
+            ("BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT"),
+        ]
+        for (index, total) in halves {
+            assertCleanFailure(try batch(base + ["--dry-run"], environment: [index: "1"]),
+                               exitCodes: [ExitCode.usage], mentioning: ["\(index)=1", total])
+            assertCleanFailure(try batch(base + ["--dry-run"], environment: [total: "4"]),
+                               exitCodes: [ExitCode.usage], mentioning: ["\(total)=4", index])
+        }
+        // GitLab sets CI_NODE_TOTAL=1 on every job without `parallel:`: that alone is no shard and no error.
+        XCTAssertEqual(plan(try batch(base + ["--dry-run"], environment: ["CI_NODE_TOTAL": "1"])).count, 3)
+
+        // An explicit --shard wins over any variable, half set or not; --shard-count reads JOB_COMPLETION_INDEX.
+        let all = Set(plan(try batch(base + ["--dry-run", "--shard", "1/1"], environment: ["JOB_COMPLETION_INDEX": "3"])).map { $0[1] })
+        XCTAssertEqual(all.count, 3)
+        XCTAssertEqual(plan(try batch(base + ["--dry-run", "--shard", "1/1"], environment: ["CI_NODE_INDEX": "2"])).count, 3)
+        let pods = try (0..<2).map { i in
+            Set(plan(try batch(base + ["--dry-run", "--shard-count", "2"], environment: ["JOB_COMPLETION_INDEX": "\(i)"])).map { $0[1] })
+        }
+        XCTAssertEqual(pods[0].union(pods[1]), all, "the pods of --shard-count 2 cover the plan")
+        XCTAssertTrue(pods[0].isDisjoint(with: pods[1]))
+        // --shard-count is the flag for JOB_COMPLETION_INDEX, so it needs it even where another CI's pair is set.
+        assertCleanFailure(try batch(base + ["--dry-run", "--shard-count", "2"], environment: ["CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "2"]),
+                           exitCodes: [ExitCode.usage], mentioning: ["--shard-count 2", "JOB_COMPLETION_INDEX"])
+    }
 }
 
 final class BatchResumeTests: BatchTestCase {
