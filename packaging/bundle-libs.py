@@ -374,7 +374,8 @@ def main():
     if a.manifest:
         with open(a.manifest, "w") as out:
             for so in sorted(how):
-                out.write(f"{so} {how[so]}\n")
+                source = os.path.realpath(where[so]) if so in where and how[so] in ("real", "stub") else ""
+                out.write(f"{so} {how[so]} {source}".rstrip() + "\n")
             for family in sorted(highest):
                 v, f, lib = highest[family]
                 out.write(f"# highest {family}_{v} needed by {f} from {lib}\n")
