@@ -2,6 +2,7 @@
 # shellcheck shell=bash
 
 PKG_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck disable=SC2034 # used by the scripts that source this file
 PKG_NAME=gpuencode
 
 pkg_die() {
