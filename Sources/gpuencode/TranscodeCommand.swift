@@ -33,10 +33,12 @@ struct TranscodeCommand: ParsableCommand {
           h264   libx264    0-51 (23), 0 is lossless      .mp4 .m4v .mov .mkv
           hevc   libx265    0-51 (28)                     .mp4 .m4v .mov .mkv
           av1    libsvtav1  1-63 (35), whole numbers      .mp4 .m4v .mkv .webm
+
         --speed takes x264's preset names for every codec; x264 and x265 get the name \
         itself, SVT-AV1 and NVENC their nearest preset:
           speed      SVT-AV1  NVENC
-        \(EncoderSettings.speeds.map { "  \(padded($0, 11))\(padded(String(EncoderSettings.svtav1Presets[$0]!), 9))\(EncoderSettings.nvencPreset(forX264: $0))" }.joined(separator: "\n")) \
+        \(EncoderSettings.speeds.map { "  \(padded($0, 11))\(padded(String(EncoderSettings.svtav1Presets[$0]!), 9))\(EncoderSettings.nvencPreset(forX264: $0))" }.joined(separator: "\n"))
+
         Each encoder's own options pass through --x264-params, --x265-params or --svtav1-params \
         (key=value:key=value, as in ffmpeg), each only with its codec.
 
