@@ -78,14 +78,14 @@ enum CompletionScripts {
             local -ar gpuencode_commands=(\(commands.joined(separator: " ")) -h --help --version)
             local -i ret=1
             if (( CURRENT > 2 )) && (( ! ${gpuencode_commands[(Ie)${words[2]}]} )); then
-                words=("${words[1]}" transcode "${words[2,-1]}")
+                words=("${words[1]}" transcode "${(@)words[2,-1]}")
                 (( CURRENT++ ))
                 __gpuencode_tree "$@"
                 return
             fi
             __gpuencode_tree "$@" && ret=0
             if (( CURRENT == 2 )); then
-                words=("${words[1]}" transcode "${words[2,-1]}")
+                words=("${words[1]}" transcode "${(@)words[2,-1]}")
                 (( CURRENT++ ))
                 __gpuencode_tree "$@" && ret=0
             fi

@@ -177,6 +177,51 @@ final class CommandLineTests: GPUEncodeTestCase {
         XCTAssertTrue(try offered("gpuencode batch --sh").contains("--shard-count"))
     }
 
+    /// zsh completes only in an interactive shell, so one runs under zpty: the line is typed with a
+    /// Tab, and the buffer zsh made of it is read back.
+    func testZshCompletesTheDefaultCommand() throws {
+        let zsh = try requireShell("zsh")
+        let dir = try temporaryDirectory()
+        FileManager.default.createFile(atPath: dir.appendingPathComponent("clip.mp4").path, contents: Data())
+        let completion = try script("zsh").path
+        let driver = dir.appendingPathComponent("drive.zsh")
+        try """
+        zmodload zsh/zpty
+        zpty z 'zsh -f -i'
+        zpty -w z 'PS1="%% "; autoload -Uz compinit; compinit -u -D; source \(completion); setopt nobeep'
+        sleep 1
+        zpty -w -n z $1$'\t'
+        sleep 1.5
+        zpty -w -n z $'\\C-e echo TYPED\\n'
+        sleep 0.5
+        out=""
+        while zpty -r -t z chunk; do out+=$chunk; done
+        zpty -d z
+        print -r -- "$out"
+        """.write(to: driver, atomically: true, encoding: .utf8)
+        let bin = URL(fileURLWithPath: try Paths.gpuencode()).deletingLastPathComponent().path
+        let env = ProcessInfo.processInfo.environment.merging(["PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"),
+                                                               "HOME": dir.path, "XDG_CONFIG_HOME": dir.path]) { $1 }
+        func completed(_ line: String) throws -> String {
+            let result = try Oracle.run("/bin/sh", ["-c", "cd '\(dir.path)' && exec '\(zsh)' '\(driver.path)' \"$0\"", line], timeout: 60, environment: env)
+            // The echoed command line: what zsh's completion made of the typed words.
+            let typed = result.stdout.components(separatedBy: "\n").last { $0.contains("echo TYPED") } ?? ""
+            let clean = typed.replacingOccurrences(of: "\u{1b}\\[[0-9;?]*[a-zA-Z]", with: "", options: .regularExpression)
+                .replacingOccurrences(of: "\r", with: "")
+            guard let end = clean.range(of: " echo TYPED") else { return clean }
+            let before = clean[..<end.lowerBound]
+            // The prompt "% ", then the line as zle echoes it (its first letter twice: once as typed,
+            // once redrawn).
+            guard let start = before.range(of: "% g", options: .backwards) else { return String(before) }
+            return String(before[start.upperBound...]).trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(.controlCharacters))
+        }
+        XCTAssertEqual(try completed("gpuencode clip.mp4 out.mp4 --preset sep"), "gpuencode clip.mp4 out.mp4 --preset sepia")
+        XCTAssertEqual(try completed("gpuencode --codec he"), "gpuencode --codec hevc")
+        XCTAssertEqual(try completed("gpuencode cl"), "gpuencode clip.mp4")
+        XCTAssertEqual(try completed("gpuencode bat"), "gpuencode batch")
+        XCTAssertEqual(try completed("gpuencode batch --audio co"), "gpuencode batch --audio copy")
+    }
+
     private func temporaryDirectory() throws -> URL {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gpuencode-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
