@@ -51,19 +51,11 @@ public struct PresetLibrary: Sendable {
 
     /// `NAME.json` files of a folder, sorted by name.
     static func presetFiles(in dir: String) -> [(name: String, path: String)] {
-        guard let d = opendir(dir) else { return [] }
-        defer { closedir(d) }
-        var found: [(String, String)] = []
-        while let e = readdir(d) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard name.hasSuffix(".json"), !name.hasPrefix("."), name.count > 5 else { continue }
+        (directoryEntries(dir) ?? []).compactMap { name in
+            guard name.hasSuffix(".json"), !name.hasPrefix("."), name.count > 5 else { return nil }
             let path = dir + "/" + name
-            guard !isDirectory(path) else { continue }
-            found.append((String(name.dropLast(5)), path))
-        }
-        return found.sorted { $0.0 < $1.0 }
+            return isDirectory(path) ? nil : (String(name.dropLast(5)), path)
+        }.sorted { $0.name < $1.name }
     }
 
     /// Every preset the folders and the built-ins hold, the ones in use and the shadowed ones,

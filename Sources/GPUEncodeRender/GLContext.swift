@@ -19,8 +19,6 @@ public final class GLContext {
     private let pbuffer: EGLSurface?
     public let renderer: String
     public let version: String
-    /// EGL's own version and vendor, e.g. "1.5 (Mesa Project)", for `--version`.
-    public let eglVersion: String
     /// How the display was obtained, for `-v`.
     public let platform: String
     public let isSoftware: Bool
@@ -86,8 +84,6 @@ public final class GLContext {
         let rendererName = String(cString: glGetString(GLenum(GL_RENDERER)))
         renderer = rendererName
         version = String(cString: glGetString(GLenum(GL_VERSION)))
-        let eglText = { (name: EGLint) in eglQueryString(display, name).map { String(cString: $0) } ?? "?" }
-        eglVersion = "\(eglText(EGL_VERSION)) (\(eglText(EGL_VENDOR)))"
         isSoftware = ["llvmpipe", "softpipe", "swrast"].contains { rendererName.contains($0) }
         GLContext.live += 1
         counted = true
@@ -103,6 +99,13 @@ public final class GLContext {
         defer { GLContext.lifecycle.unlock() }
         GLContext.live -= 1
         if GLContext.live == 0 { eglTerminate(display) }
+    }
+
+    /// EGL's own version and vendor, e.g. "1.5 (Mesa Project)", for `--version`: asked when wanted,
+    /// not at every context a batch makes.
+    public var eglVersion: String {
+        let text = { (name: EGLint) in eglQueryString(self.display, name).map { String(cString: $0) } ?? "?" }
+        return "\(text(EGL_VERSION)) (\(text(EGL_VENDOR)))"
     }
 
     /// Makes this context current on the calling thread (it must not be current on another).

@@ -1,6 +1,5 @@
 import ArgumentParser
 import GPUEncodeKit
-import Glibc
 
 extension CompletionKind {
     /// What `--preset` (and `presets show`) completes to: the names of the built-in presets and of
@@ -29,17 +28,11 @@ private func presetPaths(matching prefix: String) -> [String] {
     var dir = shown.isEmpty ? "." : shown
     if dir.hasPrefix("~"), let home = Environment.value("HOME") { dir = home + dir.dropFirst() }
     let start = slash.map { String(prefix[prefix.index(after: $0)...]) } ?? prefix
-    guard let handle = opendir(dir) else { return [] }
-    defer { closedir(handle) }
-    var found: [String] = []
-    while let entry = readdir(handle) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        guard name != ".", name != "..", name.hasPrefix(start), !name.hasPrefix(".") || start.hasPrefix(".") else { continue }
-        var info = stat()
-        let isFolder = stat(dir + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-        if isFolder { found.append(shown + name + "/") } else if name.hasSuffix(".json") { found.append(shown + name) }
+    return (directoryEntries(dir) ?? []).compactMap { name in
+        guard name.hasPrefix(start), !name.hasPrefix(".") || start.hasPrefix(".") else { return nil }
+        if isDirectory(joinPath(dir, name)) { return shown + name + "/" }
+        return name.hasSuffix(".json") ? shown + name : nil
     }
-    return found.sorted()
 }
 
 extension CompletionKind {

@@ -104,18 +104,21 @@ case ["--help"], ["-h"], ["-help"], ["help"]:
 case ["--version"], ["-version"]:
     print(versionReport())
     exit(0)
-case _ where unknownHelpTopic(arguments) != nil:
+default:
+    break
+}
+if let unknown = unknownHelpTopic(arguments) {
     // argument-parser answers `help NOSUCH` with the root's help and 0; a typo should say so.
-    fputs("gpuencode: error: no command named '\(unknownHelpTopic(arguments)!)' (gpuencode --help lists the commands)\n", stderr)
+    fputs("gpuencode: error: no command named '\(unknown)' (gpuencode --help lists the commands)\n", stderr)
     exit(64)
-case _ where completionShell(arguments) != nil:
+}
+if let shell = completionShell(arguments) {
     do {
-        print(try CompletionScripts.script(for: completionShell(arguments)!))
+        print(try CompletionScripts.script(for: shell))
         exit(0)
     } catch let error as GPUEncodeError {
         fputs("gpuencode: error: \(error.description)\n", stderr)
         exit(error.exitCode)
     }
-default:
-    runCommand(arguments)
 }
+runCommand(arguments)

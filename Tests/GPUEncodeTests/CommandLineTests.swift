@@ -150,6 +150,13 @@ final class CommandLineTests: GPUEncodeTestCase {
         }
         XCTAssertEqual(try bashCompletions(["gpuencode", "clip.mp4", "out.mp4", "--preset", "sep"], in: dir), ["sepia"])
         XCTAssertEqual(try bashCompletions(["gpuencode", "cl"], in: dir), ["clip.mp4"])
+        // A word that looks like a path completes to folders and preset files, not names.
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("looks"), withIntermediateDirectories: true)
+        for file in ["warm.json", "notes.txt"] {
+            FileManager.default.createFile(atPath: dir.appendingPathComponent("looks/\(file)").path, contents: Data("{}".utf8))
+        }
+        XCTAssertEqual(try bashCompletions(["gpuencode", "clip.mp4", "o.mp4", "--preset", "./lo"], in: dir), ["./looks/"])
+        XCTAssertEqual(try bashCompletions(["gpuencode", "clip.mp4", "o.mp4", "--preset", "./looks/"], in: dir), ["./looks/warm.json"])
         XCTAssertEqual(Set(try bashCompletions(["gpuencode", "clip.mp4", "o.mp4", "--codec", ""], in: dir)), ["h264", "hevc", "av1"])
         XCTAssertEqual(Set(try bashCompletions(["gpuencode", "batch", "--audio", ""], in: dir)), ["auto", "copy", "aac", "opus", "none"])
         XCTAssertEqual(Set(try bashCompletions(["gpuencode", "--gpu", ""], in: dir)), ["auto", "hardware", "software"])
