@@ -91,8 +91,7 @@ struct BatchCommand: ParsableCommand {
     @Option(name: [.long, .customShort("j")], help: ArgumentHelp("Jobs at once (default: cores / 4, at least 2).", valueName: "n"))
     var jobs: Int?
 
-    @Option(help: ArgumentHelp("auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"), completion: .gpus)
-    var gpu: String?
+    @OptionGroup var gpuOptions: GPUOptions
 
     @Flag(name: .customLong("skip-existing"), help: "Keep outputs that exist but are not in the state file.")
     var skipExisting = false
@@ -141,7 +140,6 @@ struct BatchCommand: ParsableCommand {
         if skipExisting && force { throw ValidationError("--skip-existing and --force contradict each other") }
         if failFast && continueOnError { throw ValidationError("--fail-fast and --continue-on-error contradict each other") }
         if let progress, BatchProgress.Style(rawValue: progress) == nil { throw ValidationError("--progress must be terminal, json or none") }
-        if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
     }
 
     func run() throws {
@@ -185,7 +183,7 @@ struct BatchCommand: ParsableCommand {
         if let n = self.jobs { options.jobs = n }
         options.threadsPerJob = overrides.threads ?? 0
         options.hwaccel = try resolveHWAccel(overrides.hwaccel)
-        let selection = try resolveGPU(gpu)
+        let selection = try gpuOptions.selection()
         options.gpu = selection
         options.resume = ResumePolicy(skipExisting: skipExisting, force: force, hash: hash)
         options.failFast = failFast

@@ -35,7 +35,3 @@ private func presetPaths(matching prefix: String) -> [String] {
     }
 }
 
-extension CompletionKind {
-    /// `--gpu`'s words.
-    static var gpus: CompletionKind { .list(GPUSelection.allCases.map(\.rawValue)) }
-}

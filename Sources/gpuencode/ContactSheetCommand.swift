@@ -51,8 +51,7 @@ struct ContactSheetCommand: ParsableCommand {
     @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists.")
     var overwrite = false
 
-    @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"), completion: .gpus)
-    var gpu: String?
+    @OptionGroup var gpuOptions: GPUOptions
 
     @Flag(name: .shortAndLong, help: "Print each preset as its tile is done, and the renderer.")
     var verbose = false
@@ -65,7 +64,6 @@ struct ContactSheetCommand: ParsableCommand {
         if let columns, columns < 1 { throw ValidationError("--columns must be at least 1") }
         guard (16...4096).contains(tileWidth) else { throw ValidationError("--tile-width must be between 16 and 4096") }
         guard (0...256).contains(gap) else { throw ValidationError("--gap must be between 0 and 256") }
-        if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
         if let presets, presetList(presets).isEmpty { throw ValidationError("--presets lists no preset") }
     }
 
@@ -78,7 +76,7 @@ struct ContactSheetCommand: ParsableCommand {
     func run() throws {
         MediaLog.setLevel(verbose: verbose)
         do {
-            let selection = try resolveGPU(gpu)
+            let selection = try gpuOptions.selection()
             if !overwrite && access(output, F_OK) == 0 { throw GPUEncodeError(.outputCreate, path: output, "already exists (use -y to overwrite)") }
             // Every preset is loaded (and checked) before any rendering starts.
             let library = PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed())

@@ -50,8 +50,7 @@ struct PreviewCommand: ParsableCommand {
     @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists.")
     var overwrite = false
 
-    @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"), completion: .gpus)
-    var gpu: String?
+    @OptionGroup var gpuOptions: GPUOptions
 
     @Flag(name: .shortAndLong, help: "Print the frame time and the renderer.")
     var verbose = false
@@ -67,13 +66,12 @@ struct PreviewCommand: ParsableCommand {
             throw ValidationError("--at must be a time from 0 to \(roundedSeconds(Preview.timeRange.upperBound, places: 0)) seconds")
         }
         guard ImageIO.isImagePath(output) else { throw ValidationError("-o must name a .png or .jpg file") }
-        if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
     }
 
     func run() throws {
         MediaLog.setLevel(verbose: verbose)
         do {
-            let selection = try resolveGPU(gpu)
+            let selection = try gpuOptions.selection()
             if !overwrite && access(output, F_OK) == 0 { throw GPUEncodeError(.outputCreate, path: output, "already exists (use -y to overwrite)") }
             if watch {
                 try Watcher(command: self, gpu: selection).run()

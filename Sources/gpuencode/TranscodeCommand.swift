@@ -91,8 +91,7 @@ struct TranscodeCommand: ParsableCommand {
     @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists, or if another writer creates it while this run writes.")
     var overwrite = false
 
-    @Option(help: ArgumentHelp("Which GPU renders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"), completion: .gpus)
-    var gpu: String?
+    @OptionGroup var gpuOptions: GPUOptions
 
     @OptionGroup(title: "Encoding (a flag wins over the preset's \"encode\" setting)") var encode: EncodeOptions
 
@@ -137,7 +136,6 @@ struct TranscodeCommand: ParsableCommand {
         try comparison.validate(animate: splitAnimate)
         _ = try encode.overrides(threadsMayBeAuto: true)
         guard ["direct", "rgba", "unfused"].contains(renderPath) else { throw ValidationError("--render-path must be direct, rgba or unfused") }
-        if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
     }
 
     func run() throws {
@@ -151,7 +149,7 @@ struct TranscodeCommand: ParsableCommand {
         let path: RenderPath = renderPath == "rgba" ? .viaRGBA : renderPath == "unfused" ? .unfused : .direct
         if let n = benchmarkFilters {
             do {
-                let selection = try resolveGPU(gpu)
+                let selection = try gpuOptions.selection()
                 let r = try FilterBenchmark.run(input: input!, preset: try PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed()).load(preset), gpu: selection, path: path, frames: n,
                                                 transfer: Environment.transfer, synchronous: Environment.synchronousBenchmark)
                 print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
@@ -205,7 +203,7 @@ struct TranscodeCommand: ParsableCommand {
             options.transfer = Environment.transfer
             options.sequential = deterministic
             options.encoder = settings
-            let selection = try resolveGPU(gpu)
+            let selection = try gpuOptions.selection()
             options.gpu = selection
             options.hwaccel = try resolveHWAccel(try encode.overrides(threadsMayBeAuto: true).hwaccel)
             options.progress = reporter
@@ -244,7 +242,7 @@ extension TranscodeCommand {
         if stat(input!, &a) == 0, stat(output!, &b) == 0, a.st_dev == b.st_dev, a.st_ino == b.st_ino {
             throw GPUEncodeError(.usage, path: output!, "is the input file; write to another file")
         }
-        let result = try Preview.render(input: input!, preset: preset, at: 0, gpu: try resolveGPU(gpu))
+        let result = try Preview.render(input: input!, preset: preset, at: 0, gpu: try gpuOptions.selection())
         // From here until the picture is in place, SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ remove the
         // temporary and exit 128+signal instead of leaving it (before, the default action is harmless).
         gpuencode_install_signal_handlers()

@@ -34,14 +34,12 @@ struct ValidateCommand: ParsableCommand {
     @Flag(help: "Print the passes each preset runs as on this GPU (which filters are fused into which shader, and what each needs).")
     var passes = false
 
-    @Option(help: ArgumentHelp("Which GPU compiles shaders: auto, hardware or software (env GPUENCODE_GPU).", valueName: "auto|hardware|software"), completion: .gpus)
-    var gpu: String?
+    @OptionGroup var gpuOptions: GPUOptions
 
     @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give one or more preset files") }
-        if let gpu, GPUSelection(rawValue: gpu) == nil { throw ValidationError("--gpu must be auto, hardware or software") }
     }
 
     func run() throws {
@@ -58,7 +56,7 @@ struct ValidateCommand: ParsableCommand {
             var errors = check.errors
             if let preset = check.preset, !preset.filters.isEmpty {
                 if context == nil && noContext == nil {
-                    do { context = try GLContext(selection: try resolveGPU(gpu)) } catch let error as GPUEncodeError {
+                    do { context = try GLContext(selection: try gpuOptions.selection()) } catch let error as GPUEncodeError {
                         noContext = error
                     }
                 }
