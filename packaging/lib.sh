@@ -66,12 +66,11 @@ pkg_source_date_epoch() {
   fi
 }
 
-# Warns when the binary's --version is not VERSION (the release would say the wrong version).
+# Stops when the binary is not this VERSION's (a GPUENCODE_BIN from another checkout, say): its
+# --version starts "gpuencode VERSION (commit ...", the number stamped from VERSION at build time.
 pkg_check_binary_version() {
   local bin=$1 want got
   want=$(pkg_version)
   got=$("$bin" --version 2>/dev/null | head -n 1) || pkg_die "$bin --version failed"
-  if [ "$got" != "$want" ]; then
-    pkg_note "warning: '$bin --version' prints '$got' but VERSION says '$want' (GPUEncodeVersion.string in Sources/GPUEncodeCore/Version.swift must follow VERSION)"
-  fi
+  [[ "$got" == "gpuencode $want ("* ]] || pkg_die "'$bin --version' says '$got', but VERSION is $want: build this checkout"
 }
