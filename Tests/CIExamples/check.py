@@ -456,7 +456,12 @@ def check_merged(report_path, where, outputs_root=None):
         need(j.get("status") == "ok", f"{where}: {m.group(1)} has status {j.get('status')!r} ({j.get('error')})")
         if outputs_root is not None:
             out = j["output"] if os.path.isabs(j["output"]) else os.path.join(outputs_root, j["output"])
-            need(os.path.getsize(out) > 0, f"{where}: the output {j['output']} of {m.group(1)} is missing or empty")
+            need(os.path.exists(out) and os.path.getsize(out) > 0, f"{where}: the output {j['output']} of {m.group(1)} is missing or empty")
+            # ffprobe, not the report, says the output is a whole video: every frame of the clip (0.5 s at 10 fps).
+            p = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                                "stream=codec_name,nb_read_frames", "-of", "csv=p=0", out], capture_output=True, text=True)
+            need(p.returncode == 0 and p.stdout.strip() == "h264,5",
+                 f"{where}: ffprobe of {j['output']} says {p.stdout.strip() or p.stderr.strip()!r}, not h264 with 5 frames")
     twice = sorted(c for c, n in seen.items() if n > 1)
     missing = sorted(set(CLIPS) - set(seen))
     extra = sorted(set(seen) - set(CLIPS))
