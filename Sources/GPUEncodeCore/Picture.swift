@@ -17,13 +17,26 @@ public enum YUVMatrix: String, Sendable {
 public struct YUVColorSpace: Sendable, CustomStringConvertible {
     public var matrix: YUVMatrix
     public var fullRange: Bool
+    /// The transfer function and primaries (ColorDescription.swift): SDR BT.709 unless the stream
+    /// says otherwise.
+    public var transfer: ColorTransfer
+    public var primaries: ColorPrimaries
+    /// Mastering display and content light level, where the stream has them.
+    public var hdr: HDRMetadata
 
-    public init(matrix: YUVMatrix, fullRange: Bool) {
+    public init(matrix: YUVMatrix, fullRange: Bool, transfer: ColorTransfer = .sdr, primaries: ColorPrimaries = .bt709,
+                hdr: HDRMetadata = HDRMetadata()) {
         self.matrix = matrix
         self.fullRange = fullRange
+        self.transfer = transfer
+        self.primaries = primaries
+        self.hdr = hdr
     }
 
-    public var description: String { "\(matrix.rawValue) \(fullRange ? "full" : "limited") range" }
+    public var description: String {
+        let extra = (transfer == .sdr ? "" : " \(transfer == .pq ? "PQ" : "HLG")") + (primaries == .bt709 ? "" : " \(primaries.rawValue) primaries")
+        return "\(matrix.rawValue) \(fullRange ? "full" : "limited") range" + extra
+    }
 }
 
 /// One 8-bit plane in client memory.

@@ -36,8 +36,51 @@ extension VideoSource {
         return isYUV ? (target, YUVColorSpace(matrix: matrix, fullRange: full)) : (target, YUVColorSpace(matrix: .bt601, fullRange: false))
     }
 
-    /// `workingFormat` for what the decoder says its frames are.
+    /// `workingFormat` for what the decoder says its frames are, with the transfer, primaries and
+    /// HDR side data of the stream (SourceColorShader in the renderer reads them).
     package var workingFormat: (AVPixelFormat, YUVColorSpace) {
-        VideoSource.workingFormat(for: decoder.pointee.pix_fmt, colorspace: decoder.pointee.colorspace, range: decoder.pointee.color_range)
+        var (format, color) = VideoSource.workingFormat(for: decoder.pointee.pix_fmt, colorspace: decoder.pointee.colorspace,
+                                                        range: decoder.pointee.color_range)
+        let (transfer, primaries) = VideoSource.colorDescription(trc: decoder.pointee.color_trc, primaries: decoder.pointee.color_primaries)
+        color.transfer = transfer
+        color.primaries = primaries
+        color.hdr = hdrMetadata
+        return (format, color)
+    }
+
+    /// The transfer and primaries the renderer tells apart: PQ, HLG or SDR; BT.2020 or BT.709
+    /// (BT.601's and unspecified primaries are read as BT.709's, as swscale does).
+    package static func colorDescription(trc: AVColorTransferCharacteristic, primaries: AVColorPrimaries) -> (ColorTransfer, ColorPrimaries) {
+        let transfer: ColorTransfer = trc == AVCOL_TRC_SMPTE2084 ? .pq : trc == AVCOL_TRC_ARIB_STD_B67 ? .hlg : .sdr
+        return (transfer, primaries == AVCOL_PRI_BT2020 ? .bt2020 : .bt709)
+    }
+
+    /// The stream's mastering display (SMPTE ST 2086) and content light level side data.
+    package var hdrMetadata: HDRMetadata {
+        var hdr = HDRMetadata()
+        func q(_ r: AVRational) -> Double { r.den == 0 ? 0 : Double(r.num) / Double(r.den) }
+        if let raw = av_stream_get_side_data(videoStream, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, nil) {
+            let m = UnsafeRawPointer(raw).load(as: AVMasteringDisplayMetadata.self)
+            let p = m.display_primaries
+            if m.has_luminance != 0 || m.has_primaries != 0 {
+                hdr.mastering = MasteringDisplay(red: (q(p.0.0), q(p.0.1)), green: (q(p.1.0), q(p.1.1)), blue: (q(p.2.0), q(p.2.1)),
+                                                 white: (q(m.white_point.0), q(m.white_point.1)),
+                                                 minLuminance: m.has_luminance != 0 ? q(m.min_luminance) : 0,
+                                                 maxLuminance: m.has_luminance != 0 ? q(m.max_luminance) : 0)
+            }
+        }
+        if let raw = av_stream_get_side_data(videoStream, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, nil) {
+            let c = UnsafeRawPointer(raw).load(as: AVContentLightMetadata.self)
+            hdr.contentLight = ContentLightLevel(maxCLL: Int(c.MaxCLL), maxFALL: Int(c.MaxFALL))
+        }
+        return hdr
+    }
+
+    /// Dolby Vision with a cross-compatible base layer (profile 8.4: HLG; 8.1: HDR10), which is
+    /// what gpuencode decodes: the profile and compatibility id, nil without a DOVI record.
+    package var dolbyVision: (profile: Int, compatibility: Int)? {
+        guard let raw = av_stream_get_side_data(videoStream, AV_PKT_DATA_DOVI_CONF, nil) else { return nil }
+        let d = UnsafeRawPointer(raw).load(as: AVDOVIDecoderConfigurationRecord.self)
+        return (Int(d.dv_profile), Int(d.dv_bl_signal_compatibility_id))
     }
 }

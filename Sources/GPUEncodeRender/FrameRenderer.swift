@@ -44,8 +44,10 @@ public final class FrameRenderer {
     var pendingFrames: Int { pendingReads.count }
 
     /// `limits`: the current context's, unless a test plans for another GPU.
+    /// `toneMapping`: how an HDR source becomes SDR BT.709 (SourceColorShader.swift).
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
-                pixelBuffers: Bool = false, copyThreads: Int? = nil, limits: GPULimits? = nil) throws {
+                pixelBuffers: Bool = false, copyThreads: Int? = nil, limits: GPULimits? = nil,
+                toneMapping: ToneMapping = ToneMapping()) throws {
         geometry = g
         self.path = path
         let limits = limits ?? GPULimits.current()
@@ -80,6 +82,7 @@ public final class FrameRenderer {
         glBindVertexArray(vao)
 
         let toRGB = source.toRGB()
+        let sourceColor = SourceColorShader(color: source, toneMapping: toneMapping)
         let fromRGB = YUVColorSpace(matrix: .bt709, fullRange: false).fromRGB()
         let map = g.rotation.sourceMapping(srcWidth: Float(g.sourceWidth), srcHeight: Float(g.sourceHeight))
         let (w, h) = (g.outputWidth, g.outputHeight)
@@ -112,7 +115,7 @@ public final class FrameRenderer {
 
         if direct {
             let owners = filters.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
-            let prelude = FrameRenderer.prelude(filters)
+            let prelude = FrameRenderer.prelude(filters, color: sourceColor)
             var resources: [String: [String: ResourceTexture]] = [:]
             var made: [(ShaderProgram, RenderTarget)] = []
             if packed {
@@ -133,7 +136,7 @@ public final class FrameRenderer {
             }
             if packed { nv12 = made[0].1 }
         } else {
-            let chainSource = ChainSource(glsl: FrameRenderer.chainSourceGLSL, width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
+            let chainSource = ChainSource(glsl: FrameRenderer.chainSourceGLSL(sourceColor), width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
             let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, limits: limits)
             self.chain = chain
             passes = chain.chainPlan.description
@@ -171,7 +174,7 @@ public final class FrameRenderer {
     public static func passPlan(_ filters: [FilterInstance], limits: GPULimits, path: RenderPath = .direct) throws -> [String] {
         if filters.isEmpty { return [] }
         if usesFusedPass(filters, path: path, limits: limits) { return [fusedPassLine(filters)] }
-        return try ChainPlan(filters: filters, sourceGLSL: chainSourceGLSL, fuse: path != .unfused, limits: limits).description
+        return try ChainPlan(filters: filters, sourceGLSL: chainSourceGLSL(SourceColorShader(color: YUVColorSpace(matrix: .bt709, fullRange: false))), fuse: path != .unfused, limits: limits).description
     }
 
     /// Whether `init` renders `filters` in the single fused pass (else through the chain's passes):

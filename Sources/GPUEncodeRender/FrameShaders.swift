@@ -5,14 +5,16 @@ import GPUEncodeFilters
 // straight to Y'CbCr, and the conversions at the end of a chain.
 
 extension FrameRenderer {
-    /// The first pass of a chain over video: the source planes, converted to RGB.
-    static let chainSourceGLSL = sourceUniforms + """
-    vec4 sourcePixel(vec2 p) {
-        vec3 yuv = sourceAt(srcFromOut * p + srcOffset);
-        return vec4(clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0), 1.0);
-    }
+    /// The first pass of a chain over video: the source planes, converted to (SDR BT.709) RGB.
+    static func chainSourceGLSL(_ color: SourceColorShader) -> String {
+        sourceUniforms + color.glsl + """
+        vec4 sourcePixel(vec2 p) {
+            vec3 yuv = sourceAt(srcFromOut * p + srcOffset);
+            return vec4(sourceRGB(yuv), 1.0);
+        }
 
-    """
+        """
+    }
 
     /// The source planes and how to sample them; shared by the fused passes and the chain's first pass.
     static let sourceUniforms = """
@@ -48,12 +50,12 @@ extension FrameRenderer {
 
     /// Source sampling, colour conversion and the fused point-filter chain (`filtered`), for the
     /// passes that go straight from source planes to output planes.
-    static func prelude(_ filters: [FilterInstance]) -> String {
+    static func prelude(_ filters: [FilterInstance], color: SourceColorShader) -> String {
         let (declarations, calls) = FilterCodegen.pointChain(filters.enumerated().map { ("f\($0)_", $1) })
-        return ChainRenderer.header + sourceUniforms + declarations + """
+        return ChainRenderer.header + sourceUniforms + color.glsl + declarations + """
         // uv: where the pixel is in the output, (0, 0) top-left to (1, 1) bottom-right.
         vec4 filtered(vec3 yuv, vec2 uv) {
-            vec4 c = vec4(clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0), 1.0);
+            vec4 c = vec4(sourceRGB(yuv), 1.0);
         \(calls)    return c;
         }
 

@@ -245,6 +245,46 @@ extension EncodeSetting {
             },
             json: { $0.hwaccel.map { .string($0.rawValue) } }),
         EncodeSetting(
+            key: "hdr", flags: ["--hdr"], valueName: "tonemap|keep",
+            help: "HDR input (HLG or PQ): tonemap (the default: SDR BT.709, 8-bit, through --tonemap) or keep (HDR out: 10-bit in the input's colour space with its transfer, primaries and matrix tags, mastering display and content light level; HEVC Main 10 unless --codec says av1 (10-bit) or h264 (High 10)). Filters see the HDR signal as it is when kept. SDR input ignores it.",
+            kind: .word(HDRMode.allCases.map(\.rawValue)), places: .everywhere,
+            parse: { text, _, o in
+                guard let m = HDRMode(rawValue: text) else { return "\"\(text)\" is not one of tonemap, keep" }
+                o.hdr = m
+                return nil
+            },
+            json: { $0.hdr.map { .string($0.rawValue) } }),
+        EncodeSetting(
+            key: "tonemap", flags: ["--tonemap"], valueName: "curve",
+            help: "Tone-mapping curve from HDR to SDR: bt2390 (the default, ITU-R BT.2390's EETF as libplacebo and mpv), hable, mobius, reinhard (as ffmpeg's tonemap filter with its default parameters) or clip. HLG is shown through the BT.2100 OOTF at its nominal peak (1000 nits unless the stream's metadata says otherwise), PQ through its EOTF; BT.2020 colours outside BT.709 are desaturated towards their luminance, hue kept.",
+            kind: .word(ToneMapCurve.allCases.map(\.rawValue)), places: .everywhere,
+            parse: { text, _, o in
+                guard let c = ToneMapCurve(rawValue: text) else { return "\"\(text)\" is not one of \(ToneMapCurve.allCases.map(\.rawValue).joined(separator: ", "))" }
+                o.tonemap = c
+                return nil
+            },
+            json: { $0.tonemap.map { .string($0.rawValue) } }),
+        EncodeSetting(
+            key: "targetPeak", flags: ["--target-peak"], valueName: "nits",
+            help: "Peak of the SDR display tone mapping aims at, in cd/m² (nits), 10-10000 (default 100: SDR reference white, as ffmpeg's tonemap and libplacebo). Higher keeps more highlight contrast and darkens the rest.",
+            kind: .number(10...10000), places: .everywhere,
+            parse: { text, _, o in
+                guard let v = decimal(text), (10.0...10000.0).contains(v) else { return "\(text) is not a peak from 10 to 10000 nits" }
+                o.targetPeak = v
+                return nil
+            },
+            json: { $0.targetPeak.map { .number($0) } }),
+        EncodeSetting(
+            key: "peakDetect", flags: ["--peak-detect"], valueName: "",
+            help: "Tone-map each scene to its own measured peak (the brightest light of each frame, measured on the GPU and smoothed over frames, as libplacebo's peak_detect and mpv's hdr-compute-peak) instead of the metadata's or nominal peak.",
+            kind: .flag, places: .everywhere,
+            parse: { text, _, o in
+                guard let b = boolean(text) else { return "\(text) is not true or false" }
+                o.peakDetect = b
+                return nil
+            },
+            json: { $0.peakDetect.map { .bool($0) } }),
+        EncodeSetting(
             key: "audio", flags: ["--audio"], switches: [("-an", "none")], valueName: "auto|copy|aac|opus|none",
             help: "Audio: auto (copy what the container can hold, re-encode the rest), copy (every stream bit for bit), aac or opus (re-encode), none (no audio; also -an).",
             kind: .word(AudioPolicy.allCases.map(\.rawValue)), places: .everywhere,
@@ -387,6 +427,10 @@ public struct EncodeOverrides: Sendable, Equatable {
     public var audioBitrate: Int64?
     public var stripMetadata: Bool?
     public var dropLocation: Bool?
+    public var hdr: HDRMode?
+    public var tonemap: ToneMapCurve?
+    public var targetPeak: Double?
+    public var peakDetect: Bool?
     /// Added to the entries of the layers below (for one key, the later entry wins).
     public var metadata: [MetadataEntry]?
 
@@ -424,6 +468,10 @@ public struct EncodeOverrides: Sendable, Equatable {
         o.audioBitrate = audioBitrate ?? base.audioBitrate
         o.stripMetadata = stripMetadata ?? base.stripMetadata
         o.dropLocation = dropLocation ?? base.dropLocation
+        o.hdr = hdr ?? base.hdr
+        o.tonemap = tonemap ?? base.tonemap
+        o.targetPeak = targetPeak ?? base.targetPeak
+        o.peakDetect = peakDetect ?? base.peakDetect
         if base.metadata != nil || metadata != nil { o.metadata = (base.metadata ?? []) + (metadata ?? []) }
         return o
     }
@@ -505,6 +553,10 @@ extension EncodeOverrides {
         e.audioBitrate = first { $0.audioBitrate }?.0
         e.stripMetadata = first { $0.stripMetadata }?.0 ?? e.stripMetadata
         e.dropLocation = first { $0.dropLocation }?.0 ?? e.dropLocation
+        e.hdr = first { $0.hdr }?.0 ?? e.hdr
+        e.toneMapping.curve = first { $0.tonemap }?.0 ?? e.toneMapping.curve
+        e.toneMapping.targetPeak = first { $0.targetPeak }?.0 ?? e.toneMapping.targetPeak
+        e.toneMapping.peakDetect = first { $0.peakDetect }?.0 ?? e.toneMapping.peakDetect
         e.metadata = layers.reversed().flatMap { $0.overrides.metadata ?? [] }
 
         for other in VideoCodec.allCases where other != e.codec {

@@ -172,6 +172,10 @@ public struct EncoderSettings: Sendable {
     public var dropLocation = false
     /// `--metadata KEY=VALUE`, in the order given (a later entry for the same key wins).
     public var metadata: [MetadataEntry] = []
+    /// `--hdr`: HDR input tone-mapped to SDR (default) or kept as HDR.
+    public var hdr: HDRMode = .tonemap
+    /// `--tonemap`, `--target-peak`, `--peak-detect`.
+    public var toneMapping = ToneMapping()
 
     public init() {}
 
@@ -264,6 +268,10 @@ public struct EncoderSettings: Sendable {
         if let b = audioBitrate { extra.append(("audioBitrate", String(b))) }
         if stripMetadata { extra.append(("stripMetadata", "true")) }
         if dropLocation { extra.append(("noLocation", "true")) }
+        if hdr != d.hdr { extra.append(("hdr", hdr.rawValue)) }
+        if toneMapping.curve != d.toneMapping.curve { extra.append(("tonemap", toneMapping.curve.rawValue)) }
+        if toneMapping.targetPeak != d.toneMapping.targetPeak { extra.append(("targetPeak", "\(toneMapping.targetPeak)")) }
+        if toneMapping.peakDetect { extra.append(("peakDetect", "true")) }
         if !metadata.isEmpty {
             // Length-prefixed, so no key or value can be made to look like another split.
             extra.append(("metadata", metadata.map { "\($0.key.utf8.count):\($0.key)=\($0.value.utf8.count):\($0.value)" }.joined(separator: ";")))

@@ -48,6 +48,18 @@ struct EncodeOptions: ParsableArguments {
     @Option(name: flagNames("hwaccel"), help: flagHelp("hwaccel"), completion: flagCompletion("hwaccel"))
     var hwaccel: String?
 
+    @Option(name: flagNames("hdr"), help: flagHelp("hdr"), completion: flagCompletion("hdr"))
+    var hdr: String?
+
+    @Option(name: flagNames("tonemap"), help: flagHelp("tonemap"), completion: flagCompletion("tonemap"))
+    var tonemap: String?
+
+    @Option(name: flagNames("targetPeak"), help: flagHelp("targetPeak"), completion: flagCompletion("targetPeak"))
+    var targetPeak: String?
+
+    @Flag(name: flagNames("peakDetect"), help: flagHelp("peakDetect"))
+    var peakDetect = false
+
     @Option(name: flagNames("audio"), help: flagHelp("audio"), completion: flagCompletion("audio"))
     var audio: String?
 
@@ -89,6 +101,10 @@ struct EncodeOptions: ParsableArguments {
         add("svtav1Params", svtav1Params)
         add("threads", threads)
         add("hwaccel", hwaccel)
+        add("hdr", hdr)
+        add("tonemap", tonemap)
+        add("targetPeak", targetPeak)
+        add("peakDetect", peakDetect ? "true" : nil)
         add("audio", audio)
         add("audio", noAudio ? "none" : nil, flag: "-an")
         add("audioTracks", audioTracks)

@@ -16,6 +16,8 @@ final class GPUStage {
         var mediaStart: Double
         /// Each frame's readback may finish while the next frame is drawn (pixel buffer objects).
         var overlapReadback: Bool
+        /// How HDR sources become SDR.
+        var toneMapping = ToneMapping()
     }
 
     private let settings: Settings
@@ -42,7 +44,7 @@ final class GPUStage {
         options.log(.info, "GPU limits: \(limits)")
         let renderer = try FrameRenderer(geometry: settings.geometry, source: settings.sourceColor, filters: options.preset.filters,
                                          path: options.renderPath, pixelBuffers: options.transfer.usePixelBuffers(gl),
-                                         copyThreads: options.transfer.copyThreads, limits: limits)
+                                         copyThreads: options.transfer.copyThreads, limits: limits, toneMapping: settings.toneMapping)
         for line in renderer.passes { options.log(.info, line) }
         pipeline = RenderPipeline(renderer: renderer, overlapReadback: settings.overlapReadback)
         let g = settings.geometry

@@ -57,9 +57,11 @@ final class TranscodeJob {
     /// its output stream.
     private static func mapVideo(_ o: TranscodeOptions, input: VideoSource, output: OutputFile, metadata: MetadataPolicy, sequential: Bool) throws
         -> (GPUStage?, EncodeStage, RenderGeometry) {
-        let bypass = o.preset.filters.isEmpty
-        if bypass { o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)") }
         let dec = input.decoder.pointee
+        let hdrInput = [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc)
+        // HDR to be tone-mapped goes through the GPU even without filters.
+        let bypass = o.preset.filters.isEmpty && !(hdrInput && o.encoder.hdr == .tonemap)
+        if bypass { o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)") }
         let inStream = input.videoStream
         let format = dec.pix_fmt
         let (working, color) = bypass ? (AV_PIX_FMT_YUV420P, YUVColorSpace(matrix: .bt709, fullRange: false)) : input.workingFormat
@@ -77,8 +79,15 @@ final class TranscodeJob {
         if let srcDesc = av_pix_fmt_desc_get(format), srcDesc.pointee.comp.0.depth > 8 {
             o.log(.warning, "\(o.input): \(srcDesc.pointee.comp.0.depth)-bit video is converted to 8 bits")
         }
-        if !bypass && [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc) {
-            o.log(.warning, "\(o.input): HDR (\(String(cString: av_color_transfer_name(dec.color_trc)))) video is written as SDR BT.709 without tone mapping; highlights will look flat")
+        if let dv = input.dolbyVision {
+            let base = dv.compatibility == 4 ? "HLG" : dv.compatibility == 1 ? "HDR10 (PQ)" : dv.compatibility == 2 ? "SDR" : "its"
+            o.log(.warning, "\(o.input): Dolby Vision profile \(dv.profile).\(dv.compatibility): the \(base) base layer is used, the Dolby Vision metadata (RPU) is not")
+        }
+        if hdrInput && o.encoder.hdr == .tonemap {
+            let t = o.encoder.toneMapping
+            let shader = SourceColorShader(color: color, toneMapping: t)
+            let peak = t.peakDetect ? "measured per scene" : "\(Int(shader.sourcePeakNits)) nits\(color.hdr.peakNits == nil ? " (nominal)" : " (metadata)")"
+            o.log(.info, "HDR: \(color.transfer == .pq ? "PQ" : "HLG") tone-mapped to SDR BT.709 with \(t.curve.rawValue), peak \(peak) to \(formatNumber(t.targetPeak)) nits")
         }
         if geometry.uprightWidth != (rotation.swapsDimensions ? geometry.sourceHeight : geometry.sourceWidth)
             || geometry.uprightHeight != (rotation.swapsDimensions ? geometry.sourceWidth : geometry.sourceHeight) {
@@ -123,7 +132,7 @@ final class TranscodeJob {
                                  mediaStart: input.startSeconds, mediaDuration: input.durationSeconds)
         let gpu = bypass ? nil : GPUStage(GPUStage.Settings(geometry: geometry, sourceColor: color, outputFormat: outputFormat,
                                                             timeBase: inStream.pointee.time_base, mediaStart: input.startSeconds,
-                                                            overlapReadback: !sequential), options: o)
+                                                            overlapReadback: !sequential, toneMapping: o.encoder.toneMapping), options: o)
         return (gpu, encode, geometry)
     }
 

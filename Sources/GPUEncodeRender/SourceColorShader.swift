@@ -1,0 +1,220 @@
+import Glibc
+import GPUEncodeCore
+
+// The source's colours to the SDR BT.709 R'G'B' the filters work in, as one generated GLSL function
+// `vec3 sourceRGB(vec3 yuv)` (yuv: the normalised texture values). For SDR BT.709/601 it is the
+// Y'CbCr matrix alone, exactly as before, so SDR output is unchanged to the byte. Otherwise the
+// signal goes through linear light:
+//
+// - SDR BT.2020: BT.1886 EOTF (a 2.4 power, as zimg's display-referred BT.709/2020 curve), the
+//   BT.2020 → BT.709 primaries matrix, gamut mapping (below), the inverse EOTF.
+// - PQ (SMPTE ST 2084): the PQ EOTF gives absolute nits (10000 at code 1.0).
+// - HLG (ARIB STD-B67): the inverse OETF gives scene light 0...1, then the BT.2100 OOTF at the
+//   nominal peak Lw (1000 nits unless the side data says otherwise): Fd = Lw · Ys^(γ-1) · E with
+//   γ = 1.2 + 0.42·log10(Lw/1000) and Ys the BT.2020 luminance of the scene light.
+//
+//   HDR light is then counted in units of the SDR target peak (`--target-peak`, 100 nits: 1.0 is
+//   SDR reference white, as ffmpeg's `zscale=npl=100` + `tonemap` count it), converted to BT.709
+//   primaries in linear light, gamut-mapped, tone-mapped and encoded with the BT.1886 inverse EOTF.
+//
+// Gamut mapping (BT.2020 colours BT.709 cannot show): a colour with a negative channel after the
+// primaries matrix is desaturated towards its own BT.709 luminance, along a line of constant hue,
+// by just as much as brings its lowest channel to 0 (libplacebo's `desaturate` gamut mode). Unlike
+// a per-channel clip it keeps luminance and hue (a clip turns saturated greens yellow and loses
+// their brightness); colours inside BT.709 are untouched, so in-gamut material matches zimg's
+// conversion exactly.
+//
+// Tone curves act on the largest of R, G, B (`sig`) and scale the three channels by the same ratio,
+// as ffmpeg's `tonemap` filter does, so hue and saturation survive compression. With `peak` the
+// source peak and `sig` in units of the target peak:
+// - bt2390: ITU-R BT.2390-x's EETF: sig and the peaks in PQ, normalised so the source peak is 1;
+//   below the knee KS = 1.5·maxLum − 0.5 unchanged, above it a Hermite spline that reaches maxLum
+//   (the target peak) at 1.
+// - hable: h(sig)/h(peak), h(x) = (x(Ax+CB)+DE)/(x(Ax+B)+DF) − E/F, A..F = .15 .5 .1 .2 .02 .3.
+// - mobius: linear up to j = 0.3, then (b+j)²/(b−a) · (x+a)/(x+b) with a, b making it reach 1 at
+//   the peak with a continuous slope (ffmpeg's formula).
+// - reinhard: sig/(sig+1) · (peak+1)/peak (ffmpeg's tonemap=reinhard with its default param).
+// - clip: min(sig, 1).
+//
+// Per-scene peak detection replaces the constant `peak` with the uniform `detectedPeak` (units of the
+// target peak), which the renderer feeds from a GPU reduction of each frame.
+
+/// The GLSL of `vec3 sourceRGB(vec3 yuv)` for one source colour description and tone mapping.
+/// Needs the uniforms `yuvToRgb` and `yuvOffset` (and `detectedPeak` with peak detection).
+package struct SourceColorShader {
+    package var color: YUVColorSpace
+    package var toneMapping: ToneMapping
+
+    package init(color: YUVColorSpace, toneMapping: ToneMapping = ToneMapping()) {
+        self.color = color
+        self.toneMapping = toneMapping
+    }
+
+    /// The source's R'G'B' are used as they are: SDR with BT.709 primaries (BT.601's read as such).
+    package var isIdentity: Bool { color.transfer == .sdr && color.primaries == .bt709 }
+
+    /// The HLG nominal peak or PQ signal peak in nits: the side data's (MaxCLL, else the mastering
+    /// display's peak), else 1000 (BT.2100's HLG reference display, and what ffmpeg's tonemap assumes
+    /// for untagged linear light).
+    package var sourcePeakNits: Double {
+        color.hdr.peakNits ?? 1000
+    }
+
+    package var glsl: String {
+        let head = "vec3 sourceRGB(vec3 yuv) {\n    vec3 e = clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0);\n"
+        if isIdentity { return head + "    return e;\n}\n\n" }
+        let toLinear709 = SourceColorShader.glslMatrix(SourceColorShader.bt2020ToBT709)
+        if color.transfer == .sdr {
+            // Wide-gamut SDR: primaries through linear light, nothing to tone-map.
+            return SourceColorShader.helpers + head + """
+                vec3 c = \(toLinear709) * pow(e, vec3(2.4));
+                return pow(clamp(desaturateIntoGamut(c), 0.0, 1.0), vec3(1.0 / 2.4));
+            }
+
+            """
+        }
+        let target = toneMapping.targetPeak
+        let peakNits = sourcePeakNits
+        var linear: String
+        switch color.transfer {
+        case .pq:
+            linear = "    vec3 nits = 10000.0 * pqEOTF(e);\n"
+        case .hlg, .sdr:
+            let gamma = 1.2 + 0.42 * log10(peakNits / 1000)
+            linear = """
+                vec3 scene = hlgInverseOETF(e);
+                float ys = max(dot(vec3(0.2627, 0.6780, 0.0593), scene), 1e-6);
+                vec3 nits = \(f(peakNits)) * pow(ys, \(f(gamma - 1))) * scene;
+
+            """
+        }
+        let primaries = color.primaries == .bt2020 ? "\(toLinear709) * " : ""
+        let peak = toneMapping.peakDetect ? "max(detectedPeak, 1.0)" : f(max(peakNits / target, 1))
+        return SourceColorShader.helpers + SourceColorShader.curve(toneMapping.curve, target: target)
+            + (toneMapping.peakDetect ? "uniform float detectedPeak;\n" : "") + head + linear + """
+                vec3 c = desaturateIntoGamut(\(primaries)(nits / \(f(target))));
+                c = toneMap(c, \(peak));
+                return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.4));
+            }
+
+            """
+    }
+
+    /// The transfer functions and the gamut mapping.
+    static let helpers = """
+    // SMPTE ST 2084 EOTF: code value 0...1 to 0...1 of 10000 nits.
+    vec3 pqEOTF(vec3 e) {
+        vec3 p = pow(max(e, 0.0), vec3(1.0 / 78.84375));
+        return pow(max(p - 0.8359375, 0.0) / (18.8515625 - 18.6875 * p), vec3(1.0 / 0.1593017578125));
+    }
+    float pqInverseEOTF(float y) {
+        float p = pow(max(y, 0.0), 0.1593017578125);
+        return pow((0.8359375 + 18.8515625 * p) / (1.0 + 18.6875 * p), 78.84375);
+    }
+    // ARIB STD-B67 inverse OETF: code value to scene light 0...1 (BT.2100 table 5).
+    vec3 hlgInverseOETF(vec3 e) {
+        const float a = 0.17883277, b = 0.28466892, c = 0.55991073;
+        return mix(e * e / 3.0, (exp((e - c) / a) + b) / 12.0, step(0.5, e));
+    }
+    // Out-of-gamut colours (a negative channel) desaturated towards their BT.709 luminance, hue
+    // kept, just enough to bring the lowest channel to 0.
+    vec3 desaturateIntoGamut(vec3 c) {
+        float y = max(dot(vec3(0.2126, 0.7152, 0.0722), c), 0.0);
+        float low = min(min(c.r, c.g), c.b);
+        if (low >= 0.0) return c;
+        float t = y / max(y - low, 1e-9);
+        return max(vec3(y) + t * (c - vec3(y)), 0.0);
+    }
+
+    """
+
+    /// `vec3 toneMap(vec3 c, float peak)`: the curve on max(R, G, B), applied as a ratio.
+    static func curve(_ curve: ToneMapCurve, target: Double) -> String {
+        let body: String
+        switch curve {
+        case .clip:
+            body = "return min(sig, 1.0);"
+        case .reinhard:
+            body = "return sig / (sig + 1.0) * (peak + 1.0) / peak;"
+        case .hable:
+            return """
+            float hable(float x) {
+                const float a = 0.15, b = 0.50, c = 0.10, d = 0.20, e = 0.02, f = 0.30;
+                return (x * (x * a + b * c) + d * e) / (x * (x * a + b) + d * f) - e / f;
+            }
+            float curve(float sig, float peak) { return hable(sig) / hable(peak); }
+
+            """ + apply
+        case .mobius:
+            body = """
+            const float j = 0.3;
+                if (sig <= j) return sig;
+                float a = -j * j * (peak - 1.0) / (j * j - 2.0 * j + peak);
+                float b = (j * j - 2.0 * j * peak + peak) / max(peak - 1.0, 1e-6);
+                return (b * b + 2.0 * b * j + j * j) / (b - a) * (sig + a) / (sig + b);
+            """
+        case .bt2390:
+            // PQ of the target peak relative to the source peak; sig and peak in target-peak units.
+            body = """
+            float scale = \(f(target / 10000));
+                float srcPQ = pqInverseEOTF(peak * scale);
+                float e = pqInverseEOTF(sig * scale) / srcPQ;
+                float maxLum = pqInverseEOTF(scale) / srcPQ;
+                float ks = 1.5 * maxLum - 0.5;
+                if (e > ks) {
+                    float t = (e - ks) / (1.0 - ks);
+                    float t2 = t * t, t3 = t2 * t;
+                    e = (2.0 * t3 - 3.0 * t2 + 1.0) * ks + (t3 - 2.0 * t2 + t) * (1.0 - ks) + (-2.0 * t3 + 3.0 * t2) * maxLum;
+                }
+                return 10000.0 * pqEOTF(vec3(e * srcPQ)).x / \(f(target));
+            """
+        }
+        return "float curve(float sig, float peak) {\n    \(body)\n}\n\n" + apply
+    }
+
+    private static let apply = """
+    vec3 toneMap(vec3 c, float peak) {
+        float sig = max(max(c.r, c.g), max(c.b, 1e-6));
+        return c * (curve(sig, peak) / sig);
+    }
+
+    """
+
+    /// Linear BT.2020 RGB to linear BT.709 RGB (both D65), from the primaries' xy via XYZ.
+    static let bt2020ToBT709: [[Double]] = {
+        let to709 = invert(rgbToXYZ(r: (0.64, 0.33), g: (0.30, 0.60), b: (0.15, 0.06)))
+        return multiply(to709, rgbToXYZ(r: (0.708, 0.292), g: (0.170, 0.797), b: (0.131, 0.046)))
+    }()
+
+    static func rgbToXYZ(r: (Double, Double), g: (Double, Double), b: (Double, Double)) -> [[Double]] {
+        let w = (0.3127, 0.3290)
+        func xyz(_ p: (Double, Double)) -> [Double] { [p.0 / p.1, 1, (1 - p.0 - p.1) / p.1] }
+        let m = [xyz(r), xyz(g), xyz(b)]
+        let cols = [[m[0][0], m[1][0], m[2][0]], [m[0][1], m[1][1], m[2][1]], [m[0][2], m[1][2], m[2][2]]]
+        let s = multiply(invert(cols), [[xyz(w)[0]], [xyz(w)[1]], [xyz(w)[2]]])
+        return cols.map { row in (0..<3).map { row[$0] * s[$0][0] } }
+    }
+
+    static func multiply(_ a: [[Double]], _ b: [[Double]]) -> [[Double]] {
+        a.map { row in (0..<b[0].count).map { j in (0..<b.count).reduce(0) { $0 + row[$1] * b[$1][j] } } }
+    }
+
+    static func invert(_ m: [[Double]]) -> [[Double]] {
+        let (a, b, c, d, e, f, g, h, i) = (m[0][0], m[0][1], m[0][2], m[1][0], m[1][1], m[1][2], m[2][0], m[2][1], m[2][2])
+        let det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+        return [[(e * i - f * h) / det, (c * h - b * i) / det, (b * f - c * e) / det],
+                [(f * g - d * i) / det, (a * i - c * g) / det, (c * d - a * f) / det],
+                [(d * h - e * g) / det, (b * g - a * h) / det, (a * e - b * d) / det]]
+    }
+
+    /// A GLSL mat3 (column-major constructor) of row-major `m`.
+    static func glslMatrix(_ m: [[Double]]) -> String {
+        "mat3(" + (0..<3).flatMap { c in (0..<3).map { r in f(m[r][c]) } }.joined(separator: ", ") + ")"
+    }
+}
+
+/// A GLSL float literal (always with a point or exponent).
+private func f(_ v: Double) -> String {
+    let s = "\(v)"
+    return s.contains(".") || s.contains("e") ? s : s + ".0"
+}
