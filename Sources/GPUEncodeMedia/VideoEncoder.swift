@@ -225,6 +225,18 @@ package final class VideoEncoder {
         (ours + (user.map { [$0] } ?? [])).joined(separator: ":")
     }
 
+    /// x265's `master-display` (chromaticities in 0.00002, luminance in 0.0001 cd/m² units, G B R
+    /// order) and `max-cll`, so players that read SEI rather than the container see them.
+    static func x265HDRParams(_ hdr: HDRMetadata) -> [String] {
+        var p: [String] = []
+        if let m = hdr.mastering {
+            func xy(_ c: (x: Double, y: Double)) -> String { "(\(Int((c.x * 50000).rounded())),\(Int((c.y * 50000).rounded())))" }
+            p.append("master-display=G\(xy(m.green))B\(xy(m.blue))R\(xy(m.red))WP\(xy(m.white))L(\(Int((m.maxLuminance * 10000).rounded())),\(Int((m.minLuminance * 10000).rounded())))")
+        }
+        if let c = hdr.contentLight { p.append("max-cll=\(c.maxCLL),\(c.maxFALL)") }
+        return p
+    }
+
     private static func openSoftware(_ s: EncoderSettings, _ stream: EncoderStream, output: String) throws
         -> (UnsafeMutablePointer<AVCodecContext>, String, String) {
         let name = s.codec.softwareEncoder
@@ -236,6 +248,7 @@ package final class VideoEncoder {
         let native = EncoderSettings.nativeSpeed(s.speed, codec: s.codec, nvenc: false)
         let crf = s.effectiveCRF
         let rate: String
+        let tenBit = (av_pix_fmt_desc_get(enc.pointee.pix_fmt)?.pointee.comp.0.depth ?? 8) > 8
         switch s.codec {
         case .h264:
             enc.pointee.thread_count = Int32(clamping: s.threads)
@@ -252,7 +265,7 @@ package final class VideoEncoder {
                 rate = "crf \(formatNumber(crf))"
             }
             // High profile cannot be lossless; x264 picks High 4:4:4 Predictive for crf 0.
-            if let profile = s.profile ?? (lossless ? nil : "high") { av_dict_set(&options, "profile", profile, 0) }
+            if let profile = s.profile ?? (lossless ? nil : tenBit ? "high10" : "high") { av_dict_set(&options, "profile", profile, 0) }
             if let p = s.videoParams { av_dict_set(&options, "x264-params", p, 0) }
         case .hevc:
             // FFmpeg's libx265 passes thread_count on as x265's frame threads; avcodec_alloc_context3
@@ -268,8 +281,10 @@ package final class VideoEncoder {
                 av_dict_set(&options, "crf", String(crf), 0)
                 rate = "crf \(formatNumber(crf))"
             }
-            av_dict_set(&options, "profile", s.profile ?? "main", 0)
+            av_dict_set(&options, "profile", s.profile ?? (tenBit ? "main10" : "main"), 0)
             var ours = ["log-level=\(verbose ? "warning" : "none")"]
+            // HDR kept: the mastering display and light level as SEI too, not only in the container.
+            ours += VideoEncoder.x265HDRParams(stream.hdr)
             if s.threads > 0 { ours.append("pools=\(s.threads)") }
             av_dict_set(&options, "x265-params", params(ours, s.videoParams), 0)
         case .av1:
@@ -356,6 +371,8 @@ package struct EncoderStream {
     package var colorSpace: AVColorSpace
     package var colorRange: AVColorRange
     package var globalHeader: Bool
+    /// HDR side data to write into the bitstream as well (x265's SEI), when HDR is kept.
+    package var hdr = HDRMetadata()
 
     package init(width: Int32, height: Int32, pixelFormat: AVPixelFormat, timeBase: AVRational, frameRate: AVRational?, sampleAspectRatio: AVRational?, colorPrimaries: AVColorPrimaries, colorTransfer: AVColorTransferCharacteristic, colorSpace: AVColorSpace, colorRange: AVColorRange, globalHeader: Bool) {
         self.width = width

@@ -537,6 +537,7 @@ extension EncodeOverrides {
         var e = EncoderSettings()
         let codec = first { $0.codec }
         e.codec = codec?.0 ?? output.map(VideoCodec.default(forOutput:)) ?? e.codec
+        e.codecGiven = codec != nil
         e.encoder = first { $0.encoder }?.0 ?? e.encoder
         e.speed = first { $0.speed }?.0 ?? e.speed
         let crf = first { $0.crf }

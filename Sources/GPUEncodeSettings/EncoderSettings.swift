@@ -174,6 +174,9 @@ public struct EncoderSettings: Sendable {
     public var metadata: [MetadataEntry] = []
     /// `--hdr`: HDR input tone-mapped to SDR (default) or kept as HDR.
     public var hdr: HDRMode = .tonemap
+    /// Whether a layer named the codec (else `codec` is the container's default, and kept HDR
+    /// takes HEVC instead of H.264).
+    public var codecGiven = false
     /// `--tonemap`, `--target-peak`, `--peak-detect`.
     public var toneMapping = ToneMapping()
 

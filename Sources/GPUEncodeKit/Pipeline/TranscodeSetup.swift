@@ -11,9 +11,13 @@ final class TranscodeJob {
     let handlers: [OutputStreamHandler?]
     private let options: TranscodeOptions
 
-    init(_ o: TranscodeOptions, run: RunState) throws {
-        options = o
+    init(_ options: TranscodeOptions, run: RunState) throws {
+        var o = options
         input = try VideoSource(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
+        // Kept HDR is 10-bit: HEVC Main 10 unless a codec was named (H.264 would be High 10,
+        // which few players decode).
+        if TranscodeJob.keepsHDR(o, input: input) && !o.encoder.codecGiven && o.encoder.codec == .h264 { o.encoder.codec = .hevc }
+        self.options = o
         output = try OutputFile(path: o.output, overwrite: o.overwrite, codec: o.encoder.codec)
         let metadata = MetadataPolicy(o.encoder)
         let (gpu, encode, geometry) = try TranscodeJob.mapVideo(o, input: input, output: output, metadata: metadata, sequential: o.sequential)
@@ -52,6 +56,11 @@ final class TranscodeJob {
         return TranscodeSummary(frames: video.framesEncoded, renderer: video.rendererName, seconds: seconds, decodeErrors: input.decodeErrors)
     }
 
+    /// Whether this run keeps the input's HDR (`--hdr keep` and a PQ or HLG input).
+    static func keepsHDR(_ o: TranscodeOptions, input: VideoSource) -> Bool {
+        o.encoder.hdr == .keep && [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(input.decoder.pointee.color_trc)
+    }
+
     /// The video stream: the picture's geometry (rotation, odd sizes, what the filters make of
     /// it), the GPU stage that filters it (none when the preset has no filters), the encoder and
     /// its output stream.
@@ -59,12 +68,20 @@ final class TranscodeJob {
         -> (GPUStage?, EncodeStage, RenderGeometry) {
         let dec = input.decoder.pointee
         let hdrInput = [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc)
+        let keep = keepsHDR(o, input: input)
+        // (The default preset's `identity` filter changes nothing: kept HDR skips the GPU.)
+        let onlyIdentity = o.preset.filters.allSatisfy { $0.declaration.name == "identity" }
+        if keep && !onlyIdentity {
+            throw GPUEncodeError(.usage, "--hdr keep takes no filters yet (preset \(o.preset.name) has some): leave out --preset, or use --hdr tonemap")
+        }
         // HDR to be tone-mapped goes through the GPU even without filters.
-        let bypass = o.preset.filters.isEmpty && !(hdrInput && o.encoder.hdr == .tonemap)
+        let bypass = (o.preset.filters.isEmpty || keep) && !(hdrInput && o.encoder.hdr == .tonemap)
         if bypass { o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)") }
         let inStream = input.videoStream
         let format = dec.pix_fmt
-        let (working, color) = bypass ? (AV_PIX_FMT_YUV420P, YUVColorSpace(matrix: .bt709, fullRange: false)) : input.workingFormat
+        // Kept HDR stays 10-bit 4:2:0 all the way.
+        let bypassFormat = keep ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P
+        let (working, color) = bypass ? (bypassFormat, YUVColorSpace(matrix: .bt709, fullRange: false)) : input.workingFormat
         // Without a GPU stage nothing turns the picture, so the rotation stays a flag (below).
         let rotation = bypass ? .none : input.rotation
         let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: rotation,
@@ -76,7 +93,7 @@ final class TranscodeJob {
         }
         let formatName = format == AV_PIX_FMT_NONE ? "unknown" : String(cString: av_get_pix_fmt_name(format))
         o.log(.info, "video: \(dec.width)x\(dec.height) \(formatName), \(bypass ? "colour untouched" : color.description), rotation \(rotation.rawValue)°, output \(geometry.outputWidth)x\(geometry.outputHeight)")
-        if let srcDesc = av_pix_fmt_desc_get(format), srcDesc.pointee.comp.0.depth > 8 {
+        if !keep, let srcDesc = av_pix_fmt_desc_get(format), srcDesc.pointee.comp.0.depth > 8 {
             o.log(.warning, "\(o.input): \(srcDesc.pointee.comp.0.depth)-bit video is converted to 8 bits")
         }
         if let dv = input.dolbyVision {
@@ -95,7 +112,8 @@ final class TranscodeJob {
         }
 
         // The encoder works in the input's time base, so no timestamp is ever rounded.
-        let outputFormat = !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath, filters: o.preset.filters) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
+        let outputFormat = keep ? AV_PIX_FMT_YUV420P10LE
+            : !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath, filters: o.preset.filters) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
         let rate = av_guess_frame_rate(input.format, inStream, nil)
         var sar = inStream.pointee.sample_aspect_ratio.num > 0 ? inStream.pointee.sample_aspect_ratio : dec.sample_aspect_ratio
         if rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
@@ -111,6 +129,10 @@ final class TranscodeJob {
             stream.colorTransfer = dec.color_trc
             stream.colorSpace = dec.colorspace
             stream.colorRange = format == AV_PIX_FMT_YUV420P && dec.color_range == AVCOL_RANGE_JPEG ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
+            if keep {
+                stream.colorRange = dec.color_range == AVCOL_RANGE_JPEG ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
+                stream.hdr = input.hdrMetadata
+            }
         }
         let encoder = try VideoEncoder(settings: o.encoder, stream: stream, output: o.output, log: o.log)
         o.log(.info, "encoder: \(encoder.description)")
@@ -126,6 +148,16 @@ final class TranscodeJob {
         if bypass, let matrix = av_stream_get_side_data(inStream, AV_PKT_DATA_DISPLAYMATRIX, nil),
            let copy = av_stream_new_side_data(videoOut, AV_PKT_DATA_DISPLAYMATRIX, 36) {
             copy.update(from: matrix, count: 36)
+        }
+        if keep {
+            // The mastering display and content light level, as the container's boxes/elements.
+            for type in [AV_PKT_DATA_MASTERING_DISPLAY_METADATA, AV_PKT_DATA_CONTENT_LIGHT_LEVEL] {
+                var size = 0
+                if let data = av_stream_get_side_data(inStream, type, &size), size > 0, let copy = av_stream_new_side_data(videoOut, type, size) {
+                    copy.update(from: data, count: size)
+                }
+            }
+            o.log(.info, "HDR: kept (\(dec.color_trc == AVCOL_TRC_SMPTE2084 ? "PQ" : "HLG"), 10-bit \(o.encoder.codec.displayName))")
         }
 
         let encode = EncodeStage(encoder: encoder, stream: videoOut, output: output, options: o,
