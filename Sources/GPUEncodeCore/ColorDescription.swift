@@ -96,14 +96,16 @@ public enum HDRMode: String, Sendable, CaseIterable {
     case keep
 }
 
-/// How HDR is brought to SDR: the curve, the SDR display's peak (nits; reference white 100 as in
-/// ffmpeg's tonemap, so 1.0 in linear light is `targetPeak` nits) and per-scene peak detection.
+/// How HDR is brought to SDR: the curve, the SDR display's peak (nits: HDR light of `targetPeak`
+/// nits becomes SDR's 100%; 203 by default, BT.2408's reference white, as libplacebo and mpv; 100
+/// is ffmpeg's `zscale=npl=100` + `tonemap`) and per-scene peak detection.
 public struct ToneMapping: Sendable, Equatable {
     public var curve: ToneMapCurve
     public var targetPeak: Double
     public var peakDetect: Bool
 
-    public static let defaultTargetPeak = 100.0
+    /// BT.2408's HDR reference white, shown as SDR's 100%: libplacebo's and mpv's SDR white.
+    public static let defaultTargetPeak = 203.0
 
     public init(curve: ToneMapCurve = .bt2390, targetPeak: Double = ToneMapping.defaultTargetPeak, peakDetect: Bool = false) {
         self.curve = curve

@@ -44,7 +44,8 @@ extension VideoSource {
         let (transfer, primaries) = VideoSource.colorDescription(trc: decoder.pointee.color_trc, primaries: decoder.pointee.color_primaries)
         color.transfer = transfer
         color.primaries = primaries
-        color.hdr = hdrMetadata
+        // (HDR side data only for HDR: it may take a look at the first frame.)
+        if transfer.isHDR { color.hdr = hdrMetadata }
         return (format, color)
     }
 
@@ -53,27 +54,6 @@ extension VideoSource {
     package static func colorDescription(trc: AVColorTransferCharacteristic, primaries: AVColorPrimaries) -> (ColorTransfer, ColorPrimaries) {
         let transfer: ColorTransfer = trc == AVCOL_TRC_SMPTE2084 ? .pq : trc == AVCOL_TRC_ARIB_STD_B67 ? .hlg : .sdr
         return (transfer, primaries == AVCOL_PRI_BT2020 ? .bt2020 : .bt709)
-    }
-
-    /// The stream's mastering display (SMPTE ST 2086) and content light level side data.
-    package var hdrMetadata: HDRMetadata {
-        var hdr = HDRMetadata()
-        func q(_ r: AVRational) -> Double { r.den == 0 ? 0 : Double(r.num) / Double(r.den) }
-        if let raw = av_stream_get_side_data(videoStream, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, nil) {
-            let m = UnsafeRawPointer(raw).load(as: AVMasteringDisplayMetadata.self)
-            let p = m.display_primaries
-            if m.has_luminance != 0 || m.has_primaries != 0 {
-                hdr.mastering = MasteringDisplay(red: (q(p.0.0), q(p.0.1)), green: (q(p.1.0), q(p.1.1)), blue: (q(p.2.0), q(p.2.1)),
-                                                 white: (q(m.white_point.0), q(m.white_point.1)),
-                                                 minLuminance: m.has_luminance != 0 ? q(m.min_luminance) : 0,
-                                                 maxLuminance: m.has_luminance != 0 ? q(m.max_luminance) : 0)
-            }
-        }
-        if let raw = av_stream_get_side_data(videoStream, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, nil) {
-            let c = UnsafeRawPointer(raw).load(as: AVContentLightMetadata.self)
-            hdr.contentLight = ContentLightLevel(maxCLL: Int(c.MaxCLL), maxFALL: Int(c.MaxFALL))
-        }
-        return hdr
     }
 
     /// Dolby Vision with a cross-compatible base layer (profile 8.4: HLG; 8.1: HDR10), which is

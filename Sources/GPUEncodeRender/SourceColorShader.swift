@@ -54,10 +54,10 @@ package struct SourceColorShader {
     package var isIdentity: Bool { color.transfer == .sdr && color.primaries == .bt709 }
 
     /// The HLG nominal peak or PQ signal peak in nits: the side data's (MaxCLL, else the mastering
-    /// display's peak), else 1000 (BT.2100's HLG reference display, and what ffmpeg's tonemap assumes
-    /// for untagged linear light).
+    /// display's peak), else 1000 for HLG (BT.2100's reference display) and 10000 for PQ (the
+    /// format's own ceiling), as libplacebo and ffmpeg's `ff_determine_signal_peak` assume.
     package var sourcePeakNits: Double {
-        color.hdr.peakNits ?? 1000
+        color.hdr.peakNits ?? (color.transfer == .pq ? 10000 : 1000)
     }
 
     package var glsl: String {
@@ -89,12 +89,15 @@ package struct SourceColorShader {
             """
         }
         let primaries = color.primaries == .bt2020 ? "\(toLinear709) * " : ""
+        // bt2390 as libplacebo renders it (a display of 1000:1 contrast), the others as ffmpeg's
+        // zscale + tonemap (a pure 2.4 power, black at 0).
+        let encode = toneMapping.curve == .bt2390 ? "bt1886Inverse" : "gamma24Inverse"
         let peak = toneMapping.peakDetect ? "max(detectedPeak, 1.0)" : f(max(peakNits / target, 1))
         return SourceColorShader.helpers + SourceColorShader.curve(toneMapping.curve, target: target)
             + (toneMapping.peakDetect ? "uniform float detectedPeak;\n" : "") + head + linear + """
                 vec3 c = desaturateIntoGamut(\(primaries)(nits / \(f(target))));
                 c = toneMap(c, \(peak));
-                return pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.4));
+                return \(encode)(clamp(c, 0.0, 1.0));
             }
 
             """
@@ -111,6 +114,15 @@ package struct SourceColorShader {
         float p = pow(max(y, 0.0), 0.1593017578125);
         return pow((0.8359375 + 18.8515625 * p) / (1.0 + 18.6875 * p), 78.84375);
     }
+    // BT.1886 inverse EOTF for a display of 1000:1 contrast (Lw = 1, Lb = 0.001), as libplacebo
+    // encodes SDR: V = (L / a)^(1/2.4) - b.
+    vec3 bt1886Inverse(vec3 l) {
+        const float lb = 0.05623413; // 0.001^(1/2.4)
+        const float a = pow(1.0 - lb, 2.4);
+        const float b = lb / (1.0 - lb);
+        return max(pow(l / a, vec3(1.0 / 2.4)) - b, 0.0);
+    }
+    vec3 gamma24Inverse(vec3 l) { return pow(l, vec3(1.0 / 2.4)); }
     // ARIB STD-B67 inverse OETF: code value to scene light 0...1 (BT.2100 table 5).
     vec3 hlgInverseOETF(vec3 e) {
         const float a = 0.17883277, b = 0.28466892, c = 0.55991073;
@@ -160,12 +172,16 @@ package struct SourceColorShader {
                 float srcPQ = pqInverseEOTF(peak * scale);
                 float e = pqInverseEOTF(sig * scale) / srcPQ;
                 float maxLum = pqInverseEOTF(scale) / srcPQ;
-                float ks = 1.5 * maxLum - 0.5;
+                // The knee: libplacebo's default offset 1.0 (ITU-R BT.2390 writes 0.5: 1.5·maxLum − 0.5).
+                float ks = 2.0 * maxLum - 1.0;
                 if (e > ks) {
                     float t = (e - ks) / (1.0 - ks);
                     float t2 = t * t, t3 = t2 * t;
                     e = (2.0 * t3 - 3.0 * t2 + 1.0) * ks + (t3 - 2.0 * t2 + t) * (1.0 - ks) + (-2.0 * t3 + 3.0 * t2) * maxLum;
                 }
+                // BT.2390's black level lift to the SDR display's black (1000:1, as libplacebo's).
+                float minLum = pqInverseEOTF(0.001 * scale) / srcPQ;
+                e += minLum * pow(1.0 - e, 4.0);
                 return 10000.0 * pqEOTF(vec3(e * srcPQ)).x / \(f(target));
             """
         }

@@ -266,7 +266,7 @@ extension EncodeSetting {
             json: { $0.tonemap.map { .string($0.rawValue) } }),
         EncodeSetting(
             key: "targetPeak", flags: ["--target-peak"], valueName: "nits",
-            help: "Peak of the SDR display tone mapping aims at, in cd/m² (nits), 10-10000 (default 100: SDR reference white, as ffmpeg's tonemap and libplacebo). Higher keeps more highlight contrast and darkens the rest.",
+            help: "Peak of the SDR display tone mapping aims at, in cd/m² (nits), 10-10000: HDR light this bright becomes SDR white (default 203, BT.2408's HDR reference white, as libplacebo and mpv; 100 is ffmpeg's tonemap convention, brighter). Higher keeps more highlight detail and darkens the rest.",
             kind: .number(10...10000), places: .everywhere,
             parse: { text, _, o in
                 guard let v = decimal(text), (10.0...10000.0).contains(v) else { return "\(text) is not a peak from 10 to 10000 nits" }

@@ -69,6 +69,8 @@ final class TranscodeJob {
         let dec = input.decoder.pointee
         let hdrInput = [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc)
         let keep = keepsHDR(o, input: input)
+        // The side data kept HDR carries over (the stream's, else the first frame's).
+        let keptHDR = keep ? input.hdrMetadata : HDRMetadata()
         // (The default preset's `identity` filter changes nothing: kept HDR skips the GPU.)
         let onlyIdentity = o.preset.filters.allSatisfy { $0.declaration.name == "identity" }
         if keep && !onlyIdentity {
@@ -131,7 +133,7 @@ final class TranscodeJob {
             stream.colorRange = format == AV_PIX_FMT_YUV420P && dec.color_range == AVCOL_RANGE_JPEG ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
             if keep {
                 stream.colorRange = dec.color_range == AVCOL_RANGE_JPEG ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
-                stream.hdr = input.hdrMetadata
+                stream.hdr = keptHDR
             }
         }
         let encoder = try VideoEncoder(settings: o.encoder, stream: stream, output: o.output, log: o.log)
@@ -151,12 +153,7 @@ final class TranscodeJob {
         }
         if keep {
             // The mastering display and content light level, as the container's boxes/elements.
-            for type in [AV_PKT_DATA_MASTERING_DISPLAY_METADATA, AV_PKT_DATA_CONTENT_LIGHT_LEVEL] {
-                var size = 0
-                if let data = av_stream_get_side_data(inStream, type, &size), size > 0, let copy = av_stream_new_side_data(videoOut, type, size) {
-                    copy.update(from: data, count: size)
-                }
-            }
+            addHDRSideData(keptHDR, to: videoOut)
             o.log(.info, "HDR: kept (\(dec.color_trc == AVCOL_TRC_SMPTE2084 ? "PQ" : "HLG"), 10-bit \(o.encoder.codec.displayName))")
         }
 
