@@ -40,7 +40,12 @@ final class HighBitDepthTests: GPUEncodeTestCase {
         let reference = scratch("ref.png")
         try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", input.path, "-frames:v", "1", "-vf",
                                          "zscale=matrixin=709:rangein=limited:filter=bilinear,format=gbrpf32le,zscale,format=rgb24", reference.path])
-        let score = try Oracle.psnr(png, reference)
+        // Oracle.psnr reads Y'CbCr summaries; these are RGB pictures, scored in RGB.
+        let run = try Oracle.runChecked("ffmpeg", ["-nostdin", "-hide_banner", "-i", png.path, "-i", reference.path,
+                                                   "-lavfi", "[0:v]format=gbrp[a];[1:v]format=gbrp[b];[a][b]psnr", "-f", "null", "-"])
+        let line = try XCTUnwrap(run.stderr.split(whereSeparator: \.isNewline).last { $0.contains("PSNR r:") }, run.stderr)
+        let figure = line[try XCTUnwrap(line.range(of: "average:")).upperBound...].prefix { !$0.isWhitespace }
+        let score = try XCTUnwrap(Double(figure), String(line))
         print("preview of 10-bit 4:4:4 against zscale: \(score) dB")
         XCTAssertGreaterThanOrEqual(score, 45, "preview of a 10-bit source against zscale: \(score) dB")
     }
