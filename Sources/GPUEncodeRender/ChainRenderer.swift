@@ -164,11 +164,13 @@ final class ChainRenderer {
                 size = f.declaration.outputSize.map { $0(size.0, size.1, f) } ?? size
                 size = (max(1, size.0), max(1, size.1))
                 let filterSize = size
+                let margin = f.declaration.passMargin?(f) ?? 0
                 var previous: RenderTarget? = nil
                 var previousSize = inputSize
                 for (k, (passSource, divisor)) in plan.enumerated() {
                     let last = k == plan.count - 1
-                    let passSize = last ? filterSize : (max(1, (filterSize.0 + divisor - 1) / divisor), max(1, (filterSize.1 + divisor - 1) / divisor))
+                    let pad = divisor > 1 ? 2 * margin : 0
+                    let passSize = last ? filterSize : (max(1, (filterSize.0 + divisor - 1) / divisor) + pad, max(1, (filterSize.1 + divisor - 1) / divisor) + pad)
                     let text = ChainPlan.samplingPassText(prefix: prefix, glsl: glsl, pass: passSource,
                                                           declarations: last ? declarations : "", calls: last ? calls : "")
                     let program: ShaderProgram
@@ -181,6 +183,7 @@ final class ChainRenderer {
                     let input = previous ?? segmentInput
                     program.set("\(prefix)inputSize", Float(previousSize.0), Float(previousSize.1))
                     program.set("\(prefix)sourceSize", Float(inputSize.0), Float(inputSize.1))
+                    program.set("\(prefix)margin", Float(margin))
                     let target = try take(passSize.0, passSize.1, precise: !last && divisor > 1)
                     previousSize = passSize
                     let passOwners = [(prefix, f)] + (last ? owners(points) : [])
