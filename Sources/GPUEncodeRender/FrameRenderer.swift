@@ -2,7 +2,7 @@ import CEGL
 import GPUEncodeCore
 import GPUEncodeFilters
 
-/// Y'CbCr planes in, filtered BT.709 limited-range 4:2:0 planes out. Video frames go through a
+/// Y'CbCr planes (8 bits, or deeper as two bytes a sample) in, filtered BT.709 limited-range 4:2:0 planes out. Video frames go through a
 /// `RenderPipeline`, which decides when each frame's readback is collected; previews take the
 /// filtered picture as RGBA (`renderRGBA`).
 public final class FrameRenderer {
@@ -64,18 +64,23 @@ public final class FrameRenderer {
         if direct && !filters.isEmpty { passes = [FrameRenderer.fusedPassLine(filters)] }
         let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
         transfers = writesNV12 && pixelBuffers ? TransferBuffers(count: 3 + 3 * FrameRenderer.readSets, copyThreads: copyThreads) : nil
+        // Deep sources (more than 8 bits, two bytes a sample) go up as 16-bit integer textures,
+        // which GLES 3.0 reads only with texelFetch: the shaders filter them by hand (`forDepth`).
+        let deep = g.bitDepth > 8
         if packed {
+            let format = GLenum(deep ? GL_RGBA16UI : GL_RGBA8)
             planes = [
-                Texture(width: (g.sourceWidth + 3) / 4, height: g.sourceHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
-                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
-                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
+                Texture(width: (g.sourceWidth + 3) / 4, height: g.sourceHeight, format: format, filter: GL_NEAREST),
+                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: format, filter: GL_NEAREST),
+                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: format, filter: GL_NEAREST),
             ]
         } else {
             // Luma is read with texelFetch per pixel and bilinearly (2x2 averages) by the chroma pass.
+            let (format, filter) = deep ? (GLenum(GL_R16UI), GL_NEAREST) : (GLenum(GL_R8), GL_LINEAR)
             planes = [
-                Texture(width: g.sourceWidth, height: g.sourceHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
-                Texture(width: g.chromaWidth, height: g.chromaHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
-                Texture(width: g.chromaWidth, height: g.chromaHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
+                Texture(width: g.sourceWidth, height: g.sourceHeight, format: format, filter: filter),
+                Texture(width: g.chromaWidth, height: g.chromaHeight, format: format, filter: filter),
+                Texture(width: g.chromaWidth, height: g.chromaHeight, format: format, filter: filter),
             ]
         }
         glGenVertexArrays(1, &vao)
@@ -115,7 +120,7 @@ public final class FrameRenderer {
 
         if direct {
             let owners = filters.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
-            let prelude = FrameRenderer.prelude(filters, color: sourceColor)
+            let prelude = FrameRenderer.forDepth(FrameRenderer.prelude(filters, color: sourceColor, roundTo8Bits: !deep), bits: g.bitDepth)
             var resources: [String: [String: ResourceTexture]] = [:]
             var made: [(ShaderProgram, RenderTarget)] = []
             if packed {
@@ -136,8 +141,8 @@ public final class FrameRenderer {
             }
             if packed { nv12 = made[0].1 }
         } else {
-            let chainSource = ChainSource(glsl: FrameRenderer.chainSourceGLSL(sourceColor), width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
-            let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, limits: limits)
+            let chainSource = ChainSource(glsl: FrameRenderer.forDepth(FrameRenderer.chainSourceGLSL(sourceColor), bits: g.bitDepth), width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
+            let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, deep: deep, limits: limits)
             self.chain = chain
             passes = chain.chainPlan.description
             if writesNV12 {
@@ -221,10 +226,17 @@ public final class FrameRenderer {
         upload(source)
         defer { frameIndex += 1 }
         let result = chain.render(time: time, frameIndex: frameIndex)
-        var pixels = [UInt8](repeating: 0, count: result.width * result.height * 4)
-        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), result.fbo)
-        glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
-        glReadPixels(0, 0, GLsizei(result.width), GLsizei(result.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), &pixels)
+        let pixels: [UInt8]
+        if result.format == GLenum(GL_RGBA8) {
+            var bytes = [UInt8](repeating: 0, count: result.width * result.height * 4)
+            glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), result.fbo)
+            glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
+            glReadPixels(0, 0, GLsizei(result.width), GLsizei(result.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), &bytes)
+            pixels = bytes
+        } else {
+            // A deep source's chain ends in half float: rounded to bytes here (a preview is 8-bit).
+            pixels = result.readRGBA(width: result.width, height: result.height).map { UInt8(min(max(($0 * 255).rounded(), 0), 255)) }
+        }
         try FrameRenderer.checkError("rendering a preview")
         return RGBAImage(width: result.width, height: result.height, pixels: pixels)
     }
@@ -266,11 +278,11 @@ public final class FrameRenderer {
         }
         for (i, t) in planes.enumerated() {
             glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
-            // (The buffers upload planes packed four samples per texel; a chain's R8 planes go directly.)
+            // (The buffers upload planes packed four samples per texel; a chain's planes go one sample a texel.)
             if packed {
                 t.uploadPacked(source[i].data, stride: source[i].stride, scratch: &scratch)
             } else {
-                t.upload(source[i].data, stride: source[i].stride)
+                t.upload(source[i].data, stride: source[i].stride, scratch: &scratch)
             }
         }
     }

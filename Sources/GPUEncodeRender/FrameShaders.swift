@@ -17,10 +17,8 @@ extension FrameRenderer {
     }
 
     /// The source planes and how to sample them; shared by the fused passes and the chain's first pass.
+    /// The sampling itself is `sourceSampling8`, which `forDepth` swaps for deep sources.
     static let sourceUniforms = """
-    uniform highp sampler2D texY;
-    uniform highp sampler2D texU;
-    uniform highp sampler2D texV;
     uniform mat3 yuvToRgb;
     uniform vec3 yuvOffset;
     uniform mat3 rgbToYuv;
@@ -34,6 +32,17 @@ extension FrameRenderer {
     uniform ivec2 lumaMax;
     uniform ivec2 chromaMax;
     uniform ivec2 texelMax;
+
+    """ + sourceSampling8
+
+    /// 8-bit planes: R8 textures sampled bilinearly by the GPU (or RGBA8, four samples a texel, for
+    /// the packed pass, which reads them through `fetch4`).
+    static let sourceSampling8 = """
+    #define SourceSampler highp sampler2D
+    uniform highp sampler2D texY;
+    uniform highp sampler2D texU;
+    uniform highp sampler2D texV;
+    vec4 fetch4(highp sampler2D t, ivec2 p) { return texelFetch(t, p, 0); }
     vec2 chromaCoord(vec2 s) { return (s * chromaScale + chromaBias) / chromaSize; }
     // s: a source pixel centre (pixel units).
     vec3 sourceAt(vec2 s) {
@@ -48,10 +57,52 @@ extension FrameRenderer {
 
     """
 
+    /// Deep planes (9 to 16 bits): R16UI textures (RGBA16UI for the packed pass), which GLES 3.0
+    /// cannot filter, so bilinear sampling is done here, exactly, on the integer codes. Every fetch
+    /// returns code / (255 * 2^(bits-8)): 10-bit 64 is 8-bit 16, so the 8-bit colour matrices hold.
+    static func sourceSampling16(bits: Int) -> String {
+        """
+        #define SourceSampler highp usampler2D
+        uniform highp usampler2D texY;
+        uniform highp usampler2D texU;
+        uniform highp usampler2D texV;
+        const float sampleScale = 1.0 / \(Double(255 << (bits - 8)));
+        vec4 fetch4(highp usampler2D t, ivec2 p) { return vec4(texelFetch(t, p, 0)) * sampleScale; }
+        float code16(highp usampler2D t, ivec2 p, ivec2 mx) { return float(texelFetch(t, clamp(p, ivec2(0), mx), 0).r); }
+        // c: a position in texels (centres at i + 0.5), clamped to the edge as GL_CLAMP_TO_EDGE does.
+        float bilinear16(highp usampler2D t, vec2 c, ivec2 mx) {
+            vec2 f = c - 0.5;
+            vec2 i = floor(f);
+            vec2 w = f - i;
+            ivec2 p = ivec2(i);
+            float top = mix(code16(t, p, mx), code16(t, p + ivec2(1, 0), mx), w.x);
+            float bottom = mix(code16(t, p + ivec2(0, 1), mx), code16(t, p + ivec2(1, 1), mx), w.x);
+            return mix(top, bottom, w.y) * sampleScale;
+        }
+        vec3 sourceAt(vec2 s) {
+            vec2 cc = s * chromaScale + chromaBias;
+            return vec3(code16(texY, ivec2(s), lumaMax) * sampleScale, bilinear16(texU, cc, chromaMax), bilinear16(texV, cc, chromaMax));
+        }
+        vec3 sourceBetween(vec2 s) {
+            vec2 cc = s * chromaScale + chromaBias;
+            return vec3(bilinear16(texY, s, lumaMax), bilinear16(texU, cc, chromaMax), bilinear16(texV, cc, chromaMax));
+        }
+
+        """
+    }
+
+    /// `glsl` (a shader that includes `sourceUniforms`) for sources of `bits` per sample: itself for
+    /// 8 bits, so 8-bit outputs stay as they were; the 16-bit sampling otherwise.
+    static func forDepth(_ glsl: String, bits: Int) -> String {
+        guard bits > 8 else { return glsl }
+        precondition(glsl.ranges(of: sourceSampling8).count == 1, "a source shader includes the sampling once")
+        return glsl.replacing(sourceSampling8, with: sourceSampling16(bits: bits))
+    }
+
     /// Source sampling, colour conversion and the fused point-filter chain (`filtered`), for the
     /// passes that go straight from source planes to output planes.
-    static func prelude(_ filters: [FilterInstance], color: SourceColorShader) -> String {
-        let (declarations, calls) = FilterCodegen.pointChain(filters.enumerated().map { ("f\($0)_", $1) })
+    static func prelude(_ filters: [FilterInstance], color: SourceColorShader, roundTo8Bits: Bool = true) -> String {
+        let (declarations, calls) = FilterCodegen.pointChain(filters.enumerated().map { ("f\($0)_", $1) }, roundTo8Bits: roundTo8Bits)
         return ChainRenderer.header + sourceUniforms + color.glsl + declarations + """
         // uv: where the pixel is in the output, (0, 0) top-left to (1, 1) bottom-right.
         vec4 filtered(vec3 yuv, vec2 uv) {
@@ -100,11 +151,11 @@ extension FrameRenderer {
     /// (left-sited columns, rows weighted 3/4 and 1/4).
     static let packedBlockMain = nv12Block + """
     // Chroma columns 2q-1 .. 2q+2 of one row, edges repeated.
-    vec4 chromaCols(highp sampler2D tex, int q, int row) {
+    vec4 chromaCols(SourceSampler tex, int q, int row) {
         int odd = q & 1;
         int first = (q >> 1) - 1 + odd;
-        vec4 a = texelFetch(tex, ivec2(max(first, 0), row), 0);
-        vec4 b = texelFetch(tex, ivec2(min(first + 1, texelMax.y), row), 0);
+        vec4 a = fetch4(tex, ivec2(max(first, 0), row));
+        vec4 b = fetch4(tex, ivec2(min(first + 1, texelMax.y), row));
         vec4 v = odd == 1 ? vec4(a.yzw, b.x) : vec4(a.w, b.xyz);
         if (q == 0) v.x = v.y;
         if (2 * q > chromaMax.x) v.y = v.x;
@@ -128,10 +179,10 @@ extension FrameRenderer {
         spread(0.75 * vm + 0.25 * chromaCols(texV, q, up), v0);
         spread(0.75 * um + 0.25 * chromaCols(texU, q, down), u1);
         spread(0.75 * vm + 0.25 * chromaCols(texV, q, down), v1);
-        vec4 l0 = texelFetch(texY, ivec2(q, 2 * m), 0);
-        vec4 l1 = texelFetch(texY, ivec2(q, 2 * m + 1), 0);
-        float left0 = q == 0 ? l0.x : texelFetch(texY, ivec2(q - 1, 2 * m), 0).w;
-        float left1 = q == 0 ? l1.x : texelFetch(texY, ivec2(q - 1, 2 * m + 1), 0).w;
+        vec4 l0 = fetch4(texY, ivec2(q, 2 * m));
+        vec4 l1 = fetch4(texY, ivec2(q, 2 * m + 1));
+        float left0 = q == 0 ? l0.x : fetch4(texY, ivec2(q - 1, 2 * m)).w;
+        float left1 = q == 0 ? l1.x : fetch4(texY, ivec2(q - 1, 2 * m + 1)).w;
         float y0[5] = float[5](left0, l0.x, l0.y, l0.z, l0.w);
         float y1[5] = float[5](left1, l1.x, l1.y, l1.z, l1.w);
         vec3 top[5];
