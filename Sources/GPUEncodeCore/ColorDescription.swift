@@ -98,18 +98,16 @@ public enum HDRMode: String, Sendable, CaseIterable {
 
 /// How HDR is brought to SDR: the curve, the SDR display's peak (nits: HDR light of `targetPeak`
 /// nits becomes SDR's 100%; 203 by default, BT.2408's reference white, as libplacebo and mpv; 100
-/// is ffmpeg's `zscale=npl=100` + `tonemap`) and per-scene peak detection.
+/// is ffmpeg's `zscale=npl=100` + `tonemap`).
 public struct ToneMapping: Sendable, Equatable {
     public var curve: ToneMapCurve
     public var targetPeak: Double
-    public var peakDetect: Bool
 
     /// BT.2408's HDR reference white, shown as SDR's 100%: libplacebo's and mpv's SDR white.
     public static let defaultTargetPeak = 203.0
 
-    public init(curve: ToneMapCurve = .bt2390, targetPeak: Double = ToneMapping.defaultTargetPeak, peakDetect: Bool = false) {
+    public init(curve: ToneMapCurve = .bt2390, targetPeak: Double = ToneMapping.defaultTargetPeak) {
         self.curve = curve
         self.targetPeak = targetPeak
-        self.peakDetect = peakDetect
     }
 }

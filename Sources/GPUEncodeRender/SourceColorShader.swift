@@ -35,12 +35,9 @@ import GPUEncodeCore
 //   the peak with a continuous slope (ffmpeg's formula).
 // - reinhard: sig/(sig+1) · (peak+1)/peak (ffmpeg's tonemap=reinhard with its default param).
 // - clip: min(sig, 1).
-//
-// Per-scene peak detection replaces the constant `peak` with the uniform `detectedPeak` (units of the
-// target peak), which the renderer feeds from a GPU reduction of each frame.
 
 /// The GLSL of `vec3 sourceRGB(vec3 yuv)` for one source colour description and tone mapping.
-/// Needs the uniforms `yuvToRgb` and `yuvOffset` (and `detectedPeak` with peak detection).
+/// Needs the uniforms `yuvToRgb` and `yuvOffset`.
 package struct SourceColorShader {
     package var color: YUVColorSpace
     package var toneMapping: ToneMapping
@@ -92,9 +89,9 @@ package struct SourceColorShader {
         // bt2390 as libplacebo renders it (a display of 1000:1 contrast), the others as ffmpeg's
         // zscale + tonemap (a pure 2.4 power, black at 0).
         let encode = toneMapping.curve == .bt2390 ? "bt1886Inverse" : "gamma24Inverse"
-        let peak = toneMapping.peakDetect ? "max(detectedPeak, 1.0)" : f(max(peakNits / target, 1))
+        let peak = f(max(peakNits / target, 1))
         return SourceColorShader.helpers + SourceColorShader.curve(toneMapping.curve, target: target)
-            + (toneMapping.peakDetect ? "uniform float detectedPeak;\n" : "") + head + linear + """
+            + head + linear + """
                 vec3 c = desaturateIntoGamut(\(primaries)(nits / \(f(target))));
                 c = toneMap(c, \(peak));
                 return \(encode)(clamp(c, 0.0, 1.0));
