@@ -191,6 +191,20 @@ final class HDRTests: BatchTestCase {
         }
     }
 
+    /// `gpuencode preview` tone-maps as a transcode does: the HLG pattern's preview against
+    /// libplacebo applying the same curve, saturation and luma within 5%.
+    func testPreviewToneMaps() throws {
+        let input = try makeHDRPattern("arib-std-b67", name: "hlg.mkv", metadata: true)
+        let png = scratch("preview.png")
+        let result = try gpuencode(["preview", input.path, "-o", png.path])
+        XCTAssertEqual(result.status, 0, result.summary)
+        let ref = try reference(input, HDRTests.libplacebo(sameCurve: true), name: "pl.mkv", vulkan: true, frames: 1)
+        let a = try saturationAndLuma(png), b = try saturationAndLuma(ref)
+        let message = "preview: saturation \(a.saturation) vs libplacebo \(b.saturation), luma \(a.luma) vs \(b.luma)"
+        XCTAssertLessThan(abs(a.saturation / b.saturation - 1), 0.05, message)
+        XCTAssertLessThan(abs(a.luma / b.luma - 1), 0.05, message)
+    }
+
     // MARK: - --hdr keep
 
     /// PQ kept: HEVC Main 10 by default (H.264 High 10 and AV1 10-bit when asked), transfer,

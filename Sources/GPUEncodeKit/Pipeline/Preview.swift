@@ -68,8 +68,11 @@ public enum Preview {
                 throw GPUEncodeError(.usage, path: path, "no video frame at or after \(seconds) s\(length)")
             }
             let dec = input.decoder.pointee
-            let (working, color) = VideoSource.workingFormat(for: frame.frame.pixelFormat, colorspace: dec.colorspace,
+            var (working, color) = VideoSource.workingFormat(for: frame.frame.pixelFormat, colorspace: dec.colorspace,
                                                             range: dec.color_range)
+            // HDR and wide gamut are shown as SDR BT.709, tone-mapped as a transcode's defaults do.
+            (color.transfer, color.primaries) = VideoSource.colorDescription(trc: dec.color_trc, primaries: dec.color_primaries)
+            if color.transfer.isHDR { color.hdr = input.hdrMetadata }
             let geometry = RenderGeometry(width: frame.frame.width, height: frame.frame.height, format: working,
                                           rotation: input.rotation)
             try PictureSize.check(geometry, input: path)
