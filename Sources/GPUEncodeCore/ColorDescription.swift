@@ -102,12 +102,15 @@ public enum HDRMode: String, Sendable, CaseIterable {
 public struct ToneMapping: Sendable, Equatable {
     public var curve: ToneMapCurve
     public var targetPeak: Double
+    /// Tone-map each scene to its measured peak instead of the metadata's (`--peak-detect`).
+    public var peakDetect: Bool
 
     /// BT.2408's HDR reference white, shown as SDR's 100%: libplacebo's and mpv's SDR white.
     public static let defaultTargetPeak = 203.0
 
-    public init(curve: ToneMapCurve = .bt2390, targetPeak: Double = ToneMapping.defaultTargetPeak) {
+    public init(curve: ToneMapCurve = .bt2390, targetPeak: Double = ToneMapping.defaultTargetPeak, peakDetect: Bool = false) {
         self.curve = curve
         self.targetPeak = targetPeak
+        self.peakDetect = peakDetect
     }
 }

@@ -325,4 +325,13 @@ final class ChainRenderer {
     """
 
     static var header: String { ChainPlan.header }
+
+    /// Sets a float uniform on every pass's program (those without it ignore it): the tone-mapping
+    /// peak measured per frame (PeakDetector).
+    func setEveryProgram(_ name: String, _ value: Float) {
+        for pass in passes {
+            pass.program.use()
+            pass.program.set(name, value)
+        }
+    }
 }

@@ -19,6 +19,10 @@ public final class FrameRenderer {
     private var fast: [(program: ShaderProgram, target: RenderTarget, bindings: FilterBindings)] = []
     /// Otherwise: the chain through RGBA textures, then its conversion to Y and CbCr.
     private var chain: ChainRenderer?
+    /// `--peak-detect`: the GPU measurement of each frame's peak.
+    private var detector: PeakDetector?
+    /// The peak (target-peak units) the last frame was tone-mapped with, when peaks are detected.
+    var detectedPeak: Double? { detector?.peak }
     private var conversion: [(program: ShaderProgram, target: RenderTarget)] = []
     private var vao: GLuint = 0
     private var scratch: [UInt8] = []
@@ -166,6 +170,12 @@ public final class FrameRenderer {
             }
             }
         }
+        if toneMapping.peakDetect && source.transfer.isHDR {
+            detector = try PeakDetector(width: g.sourceWidth, height: g.sourceHeight,
+                                        sourceGLSL: FrameRenderer.forDepth(FrameRenderer.sourceUniforms + sourceColor.glsl, bits: g.bitDepth),
+                                        packed: packed, targetPeak: toneMapping.targetPeak,
+                                        ceiling: sourceColor.sourcePeakNits / toneMapping.targetPeak, setUp: setUp)
+        }
         try FrameRenderer.checkError("setting up the renderer")
     }
 
@@ -288,6 +298,15 @@ public final class FrameRenderer {
     }
 
     private func draw(time: Double) {
+        if let detector {
+            // This frame's peak, measured before it is tone-mapped.
+            let peak = Float(detector.measure())
+            for (program, _, _) in fast {
+                program.use()
+                program.set("detectedPeak", peak)
+            }
+            chain?.setEveryProgram("detectedPeak", peak)
+        }
         if let chain {
             let result = chain.render(time: time, frameIndex: frameIndex)
             glActiveTexture(GLenum(GL_TEXTURE0))

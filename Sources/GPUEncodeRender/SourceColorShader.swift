@@ -24,6 +24,9 @@ import GPUEncodeCore
 // their brightness); colours inside BT.709 are untouched, so in-gamut material matches zimg's
 // conversion exactly.
 //
+// Per-scene peak detection (PeakDetector.swift) replaces the constant peak by the uniform
+// `detectedPeak` (target-peak units), measured from `sourceLinear` on the GPU before each frame.
+//
 // Tone curves act on the largest of R, G, B (`sig`) and scale the three channels by the same ratio,
 // as ffmpeg's `tonemap` filter does, so hue and saturation survive compression. With `peak` the
 // source peak and `sig` in units of the target peak:
@@ -37,7 +40,8 @@ import GPUEncodeCore
 // - clip: min(sig, 1).
 
 /// The GLSL of `vec3 sourceRGB(vec3 yuv)` for one source colour description and tone mapping.
-/// Needs the uniforms `yuvToRgb` and `yuvOffset`.
+/// Needs the uniforms `yuvToRgb` and `yuvOffset` (and `detectedPeak` with peak detection); for HDR
+/// it also defines `vec3 sourceLinear(vec3 yuv)`, linear BT.709 light in target-peak units.
 package struct SourceColorShader {
     package var color: YUVColorSpace
     package var toneMapping: ToneMapping
@@ -89,12 +93,14 @@ package struct SourceColorShader {
         // bt2390 as libplacebo renders it (a display of 1000:1 contrast), the others as ffmpeg's
         // zscale + tonemap (a pure 2.4 power, black at 0).
         let encode = toneMapping.curve == .bt2390 ? "bt1886Inverse" : "gamma24Inverse"
-        let peak = f(max(peakNits / target, 1))
+        let peak = toneMapping.peakDetect ? "detectedPeak" : f(max(peakNits / target, 1))
         return SourceColorShader.helpers + SourceColorShader.curve(toneMapping.curve, target: target)
-            + head + linear + """
-                vec3 c = desaturateIntoGamut(\(primaries)(nits / \(f(target))));
-                c = toneMap(c, \(peak));
-                return \(encode)(clamp(c, 0.0, 1.0));
+            + (toneMapping.peakDetect ? "uniform float detectedPeak;\n" : "")
+            + head.replacing("vec3 sourceRGB", with: "vec3 sourceLinear") + linear + """
+                return desaturateIntoGamut(\(primaries)(nits / \(f(target))));
+            }
+            vec3 sourceRGB(vec3 yuv) {
+                return \(encode)(clamp(toneMap(sourceLinear(yuv), \(peak)), 0.0, 1.0));
             }
 
             """

@@ -275,6 +275,16 @@ extension EncodeSetting {
             },
             json: { $0.targetPeak.map { .number($0) } }),
         EncodeSetting(
+            key: "peakDetect", flags: ["--peak-detect"], valueName: "",
+            help: "Tone-map to each scene's measured peak (the brightest light of every frame, measured on the GPU and smoothed over about 100 frames, reset at scene changes; as libplacebo's peak_detect and mpv's hdr-compute-peak) instead of the metadata's or nominal peak: dim scenes keep their brightness.",
+            kind: .flag, places: .everywhere,
+            parse: { text, _, o in
+                guard let b = boolean(text) else { return "\(text) is not true or false" }
+                o.peakDetect = b
+                return nil
+            },
+            json: { $0.peakDetect.map { .bool($0) } }),
+        EncodeSetting(
             key: "audio", flags: ["--audio"], switches: [("-an", "none")], valueName: "auto|copy|aac|opus|none",
             help: "Audio: auto (copy what the container can hold, re-encode the rest), copy (every stream bit for bit), aac or opus (re-encode), none (no audio; also -an).",
             kind: .word(AudioPolicy.allCases.map(\.rawValue)), places: .everywhere,
@@ -420,6 +430,7 @@ public struct EncodeOverrides: Sendable, Equatable {
     public var hdr: HDRMode?
     public var tonemap: ToneMapCurve?
     public var targetPeak: Double?
+    public var peakDetect: Bool?
     /// Added to the entries of the layers below (for one key, the later entry wins).
     public var metadata: [MetadataEntry]?
 
@@ -460,6 +471,7 @@ public struct EncodeOverrides: Sendable, Equatable {
         o.hdr = hdr ?? base.hdr
         o.tonemap = tonemap ?? base.tonemap
         o.targetPeak = targetPeak ?? base.targetPeak
+        o.peakDetect = peakDetect ?? base.peakDetect
         if base.metadata != nil || metadata != nil { o.metadata = (base.metadata ?? []) + (metadata ?? []) }
         return o
     }
@@ -545,6 +557,7 @@ extension EncodeOverrides {
         e.hdr = first { $0.hdr }?.0 ?? e.hdr
         e.toneMapping.curve = first { $0.tonemap }?.0 ?? e.toneMapping.curve
         e.toneMapping.targetPeak = first { $0.targetPeak }?.0 ?? e.toneMapping.targetPeak
+        e.toneMapping.peakDetect = first { $0.peakDetect }?.0 ?? e.toneMapping.peakDetect
         e.metadata = layers.reversed().flatMap { $0.overrides.metadata ?? [] }
 
         for other in VideoCodec.allCases where other != e.codec {

@@ -177,7 +177,7 @@ public struct EncoderSettings: Sendable {
     /// Whether a layer named the codec (else `codec` is the container's default, and kept HDR
     /// takes HEVC instead of H.264).
     public var codecGiven = false
-    /// `--tonemap`, `--target-peak`.
+    /// `--tonemap`, `--target-peak`, `--peak-detect`.
     public var toneMapping = ToneMapping()
 
     public init() {}
@@ -274,6 +274,7 @@ public struct EncoderSettings: Sendable {
         if hdr != d.hdr { extra.append(("hdr", hdr.rawValue)) }
         if toneMapping.curve != d.toneMapping.curve { extra.append(("tonemap", toneMapping.curve.rawValue)) }
         if toneMapping.targetPeak != d.toneMapping.targetPeak { extra.append(("targetPeak", "\(toneMapping.targetPeak)")) }
+        if toneMapping.peakDetect { extra.append(("peakDetect", "true")) }
         if !metadata.isEmpty {
             // Length-prefixed, so no key or value can be made to look like another split.
             extra.append(("metadata", metadata.map { "\($0.key.utf8.count):\($0.key)=\($0.value.utf8.count):\($0.value)" }.joined(separator: ";")))

@@ -57,6 +57,9 @@ struct EncodeOptions: ParsableArguments {
     @Option(name: flagNames("targetPeak"), help: flagHelp("targetPeak"), completion: flagCompletion("targetPeak"))
     var targetPeak: String?
 
+    @Flag(name: flagNames("peakDetect"), help: flagHelp("peakDetect"))
+    var peakDetect = false
+
     @Option(name: flagNames("audio"), help: flagHelp("audio"), completion: flagCompletion("audio"))
     var audio: String?
 
@@ -101,6 +104,7 @@ struct EncodeOptions: ParsableArguments {
         add("hdr", hdr)
         add("tonemap", tonemap)
         add("targetPeak", targetPeak)
+        add("peakDetect", peakDetect ? "true" : nil)
         add("audio", audio)
         add("audio", noAudio ? "none" : nil, flag: "-an")
         add("audioTracks", audioTracks)

@@ -205,6 +205,38 @@ final class HDRTests: BatchTestCase {
         XCTAssertLessThan(abs(a.luma / b.luma - 1), 0.05, message)
     }
 
+    /// `--peak-detect` on a dim PQ scene (SDR white at 100 nits) whose metadata claims 4000 nits:
+    /// against libplacebo's own peak detection with the same curve, ≥ 40 dB on the first frame,
+    /// both transfer paths and the chain path (a blur); without detection the picture is tone-mapped
+    /// for 4000 nits and far darker (the test can fail).
+    func testPeakDetectionMatchesLibplacebo() throws {
+        let input = scratch("dim.mkv")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=320x180:d=0.5:r=10",
+                                         "-vf", "zscale=tin=bt709:t=smpte2084:pin=bt709:p=bt2020:min=bt709:m=bt2020nc:npl=100:r=tv,format=yuv420p10le",
+                                         "-c:v", "libx265", "-x265-params", "log-level=none:lossless=1:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(40000000,50):max-cll=4000,400",
+                                         "-color_range", "tv", "-color_trc", "smpte2084", "-color_primaries", "bt2020", "-colorspace", "bt2020nc", input.path])
+        let detected = "tonemapping=bt.2390:tonemapping_mode=max:tonemapping_crosstalk=0:peak_detect=1"
+        let ref = try reference(input, "format=yuv420p10le,hwupload,libplacebo=\(detected):colorspace=bt709:color_primaries=bt709:color_trc=bt709:range=tv:format=yuv420p,hwdownload,format=yuv420p",
+                                name: "pl.mkv", vulkan: true, frames: 1)
+        for transfer in ["pbo", "client"] {
+            let ours = scratch("pd-\(transfer).mkv")
+            let result = try gpuencode([input.path, ours.path, "--peak-detect", "--crf", "0", "-v"], environment: ["GPUENCODE_TRANSFER": transfer])
+            XCTAssertEqual(result.status, 0, result.summary)
+            XCTAssertTrue(result.stderr.contains("peak measured per scene (at most 4000 nits)"), result.stderr)
+            let db = try firstFramePSNR(ours, ref)
+            XCTAssertGreaterThanOrEqual(db, 40, "--peak-detect (\(transfer)): \(db) dB against libplacebo's peak detection")
+        }
+        let fixed = scratch("fixed.mkv")
+        XCTAssertEqual(try gpuencode([input.path, fixed.path, "--crf", "0"]).status, 0)
+        let db = try firstFramePSNR(fixed, ref)
+        XCTAssertLessThan(db, 30, "without --peak-detect: \(db) dB against libplacebo's peak detection")
+        let blurred = scratch("blur.mkv"), blurredFixed = scratch("blur-fixed.mkv")
+        XCTAssertEqual(try gpuencode([input.path, blurred.path, "--preset", "heavyblur", "--peak-detect", "--crf", "0"]).status, 0)
+        XCTAssertEqual(try gpuencode([input.path, blurredFixed.path, "--preset", "heavyblur", "--crf", "0"]).status, 0)
+        let a = try saturationAndLuma(blurred), b = try saturationAndLuma(blurredFixed)
+        XCTAssertGreaterThan(a.luma, b.luma * 1.1, "the chain path uses the detected peak: luma \(a.luma) against \(b.luma) without")
+    }
+
     // MARK: - --hdr keep
 
     /// PQ kept: HEVC Main 10 by default (H.264 High 10 and AV1 10-bit when asked), transfer,

@@ -105,7 +105,8 @@ final class TranscodeJob {
         if hdrInput && o.encoder.hdr == .tonemap {
             let t = o.encoder.toneMapping
             let shader = SourceColorShader(color: color, toneMapping: t)
-            let peak = "\(Int(shader.sourcePeakNits)) nits\(color.hdr.peakNits == nil ? " (nominal)" : " (metadata)")"
+            let peak = t.peakDetect ? "measured per scene (at most \(Int(shader.sourcePeakNits)) nits)"
+                : "\(Int(shader.sourcePeakNits)) nits\(color.hdr.peakNits == nil ? " (nominal)" : " (metadata)")"
             o.log(.info, "HDR: \(color.transfer == .pq ? "PQ" : "HLG") tone-mapped to SDR BT.709 with \(t.curve.rawValue), peak \(peak) to \(formatNumber(t.targetPeak)) nits")
         }
         if geometry.uprightWidth != (rotation.swapsDimensions ? geometry.sourceHeight : geometry.sourceWidth)
