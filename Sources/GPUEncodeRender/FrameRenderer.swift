@@ -138,7 +138,7 @@ public final class FrameRenderer {
             }
             if packed { nv12 = made[0].1 }
         } else {
-            let chainSource = ChainSource(glsl: FrameRenderer.forDepth(FrameRenderer.chainSourceGLSL, bits: g.bitDepth), width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
+            let chainSource = ChainSource(glsl: FrameRenderer.exactSampling(FrameRenderer.forDepth(FrameRenderer.chainSourceGLSL, bits: g.bitDepth)), width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
             let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, deep: deep, limits: limits)
             self.chain = chain
             passes = chain.chainPlan.description
@@ -159,7 +159,7 @@ public final class FrameRenderer {
             ]
             for (program, _) in conversion {
                 setUp(program)
-                program.set("texelSize", 1 / Float(chain.outputWidth), 1 / Float(chain.outputHeight))
+                glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
             }
             }
         }
