@@ -121,13 +121,13 @@ public final class FrameRenderer {
             var resources: [String: [String: ResourceTexture]] = [:]
             var made: [(ShaderProgram, RenderTarget)] = []
             if packed {
-                made = [(try ShaderProgram(fragment: prelude + FrameRenderer.packedBlockMain, label: "Y'CbCr (filters fused)"),
+                made = [(try ShaderProgram(fragment: FrameRenderer.dithered(prelude + FrameRenderer.packedBlockMain, deep), label: "Y'CbCr (filters fused)"),
                          try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)]))]
             } else {
                 made = [
-                    (try ShaderProgram(fragment: prelude + FrameRenderer.directLumaMain, label: "luma (filters fused)"),
+                    (try ShaderProgram(fragment: FrameRenderer.dithered(prelude + FrameRenderer.directLumaMain, deep), label: "luma (filters fused)"),
                      try RenderTarget(width: (w + 3) / 4, height: h, formats: [GLenum(GL_RGBA8)])),
-                    (try ShaderProgram(fragment: prelude + FrameRenderer.directChromaMain, label: "chroma (filters fused)"),
+                    (try ShaderProgram(fragment: FrameRenderer.dithered(prelude + FrameRenderer.directChromaMain, deep), label: "chroma (filters fused)"),
                      try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)])),
                 ]
             }
@@ -144,7 +144,7 @@ public final class FrameRenderer {
             passes = chain.chainPlan.description
             if writesNV12 {
                 // One pass from the chain's RGBA to NV12, a 4x2 block per fragment.
-                let program = try ShaderProgram(fragment: FrameRenderer.nv12FromRGBA, label: "RGB to NV12")
+                let program = try ShaderProgram(fragment: FrameRenderer.dithered(FrameRenderer.nv12FromRGBA, deep), label: "RGB to NV12")
                 let target = try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)])
                 setUp(program)
                 glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
@@ -152,9 +152,9 @@ public final class FrameRenderer {
                 nv12 = target
             } else {
             conversion = [
-                (try ShaderProgram(fragment: FrameRenderer.lumaFromRGBA, label: "RGB to Y"),
+                (try ShaderProgram(fragment: FrameRenderer.dithered(FrameRenderer.lumaFromRGBA, deep), label: "RGB to Y"),
                  try RenderTarget(width: w, height: h, formats: [GLenum(GL_R8)])),
-                (try ShaderProgram(fragment: FrameRenderer.chromaFromRGBA, label: "RGB to CbCr"),
+                (try ShaderProgram(fragment: FrameRenderer.dithered(FrameRenderer.chromaFromRGBA, deep), label: "RGB to CbCr"),
                  try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)])),
             ]
             for (program, _) in conversion {

@@ -127,9 +127,40 @@ extension FrameRenderer {
         """
     }
 
+    /// Ordered dither for 8-bit outputs of deep sources (`dithered` defines DITHER): an 8x8 Bayer
+    /// threshold of -1/2 .. 1/2 code value added before the target rounds to 8 bits, so a 10-bit
+    /// gradient becomes a fine pattern instead of bands (HighBitDepthTests measure it). It depends on the pixel's position only, so pipelined and --deterministic runs,
+    /// and every frame, agree byte for byte. Without DITHER the macros are the plain values: 8-bit
+    /// sources compile to the same shaders as before.
+    static let ditherGLSL = """
+    #ifdef DITHER
+    float dither(ivec2 p) {
+        int x = p.x & 7;
+        int y = p.y & 7;
+        int v = ((((x ^ y) >> 2) & 1) << 1) | ((y >> 2) & 1) | ((((x ^ y) >> 1) & 1) << 3) | (((y >> 1) & 1) << 2)
+            | (((x ^ y) & 1) << 5) | ((y & 1) << 4);
+        return ((float(v) + 0.5) / 64.0 - 0.5) / 255.0;
+    }
+    vec4 dither4(ivec2 p) { return vec4(dither(p), dither(p + ivec2(1, 0)), dither(p + ivec2(2, 0)), dither(p + ivec2(3, 0))); }
+    #define DITHERED(v, p) ((v) + dither(p))
+    #define DITHERED4(v, p) ((v) + dither4(p))
+    #else
+    #define DITHERED(v, p) (v)
+    #define DITHERED4(v, p) (v)
+    #endif
+
+    """
+
+    /// `glsl` (a whole shader) with the ordered dither on (`ditherGLSL`) when `on`.
+    static func dithered(_ glsl: String, _ on: Bool) -> String {
+        guard on else { return glsl }
+        precondition(glsl.hasPrefix("#version 300 es\n"), "a shader starts with its version line")
+        return "#version 300 es\n#define DITHER\n" + glsl.dropFirst("#version 300 es\n".count)
+    }
+
     /// Four horizontally adjacent output pixels per fragment: a quarter of the fragments, and the
     /// RGBA8 result is already the bytes of the Y plane.
-    static let directLumaMain = """
+    static let directLumaMain = ditherGLSL + """
     out vec4 fragColor;
     float lumaAt(vec2 o) {
         vec2 s = clamp(srcFromOut * o + srcOffset, vec2(0.5), lumaSize - 0.5);
@@ -137,7 +168,8 @@ extension FrameRenderer {
     }
     void main() {
         vec2 o = vec2(floor(gl_FragCoord.x) * 4.0 + 0.5, gl_FragCoord.y);
-        fragColor = vec4(lumaAt(o), lumaAt(o + vec2(1.0, 0.0)), lumaAt(o + vec2(2.0, 0.0)), lumaAt(o + vec2(3.0, 0.0)));
+        fragColor = DITHERED4(vec4(lumaAt(o), lumaAt(o + vec2(1.0, 0.0)), lumaAt(o + vec2(2.0, 0.0)), lumaAt(o + vec2(3.0, 0.0))),
+                              ivec2(int(gl_FragCoord.x) * 4, int(gl_FragCoord.y)));
     }
     """
 
@@ -165,7 +197,7 @@ extension FrameRenderer {
     /// columns instead; in Y'CbCr both give the same chroma (the 5-tap kernel undoes the linear
     /// chroma upsampling exactly), so for linear filters the paths agree while this one reads 18
     /// texture samples per chroma sample, not 60: llvmpipe's cost is in its texture reads.
-    static let directChromaMain = chromaTaps + """
+    static let directChromaMain = chromaTaps + ditherGLSL + """
     layout(location = 0) out float cb;
     layout(location = 1) out float cr;
     vec3 outerRow(int i, int y, ivec2 last) {
@@ -182,8 +214,8 @@ extension FrameRenderer {
     \([(0, 0.75), (1, 0.75), (-1, -0.25), (2, -0.25)].map { "    inner += \($0.1) * filtered(sourceBetween(srcFromOut * vec2(float(2 * c.x + \($0.0)), top) + srcOffset), vec2(float(2 * c.x + \($0.0)), top) / outSize).rgb;" }.joined(separator: "\n"))
         vec3 rgb = 2.0 * chromaV[1] * inner + chromaV[0] * outerRow(c.x, 2 * c.y - 1, last) + chromaV[3] * outerRow(c.x, 2 * c.y + 2, last);
         vec3 yuv = rgbToYuv * rgb + outOffset;
-        cb = yuv.y;
-        cr = yuv.z;
+        cb = DITHERED(yuv.y, c + ivec2(4, 0));
+        cr = DITHERED(yuv.z, c + ivec2(0, 4));
     }
     """
 
@@ -314,15 +346,18 @@ extension FrameRenderer {
     /// then row 2m+2). Eight Y samples go to two RGBA8 targets (even and odd rows: the plane's
     /// bytes), and the two left-sited chroma samples (`chromaTaps`) as one CbCr texel. Needs
     /// `rgbToYuv` and `outOffset`.
-    static let nv12Block = chromaTaps + """
+    static let nv12Block = chromaTaps + ditherGLSL + """
     layout(location = 0) out vec4 yEven;
     layout(location = 1) out vec4 yOdd;
     layout(location = 2) out vec4 cbcr;
     // (Written out without loops: llvmpipe is much slower at array indices it cannot resolve.)
     void writeBlock(vec3 inner[14], vec3 outer[4]) {
         vec3 lumaRow = vec3(rgbToYuv[0][0], rgbToYuv[1][0], rgbToYuv[2][0]);
-        yEven = vec4(dot(lumaRow, inner[2]), dot(lumaRow, inner[3]), dot(lumaRow, inner[4]), dot(lumaRow, inner[5])) + outOffset.x;
-        yOdd = vec4(dot(lumaRow, inner[9]), dot(lumaRow, inner[10]), dot(lumaRow, inner[11]), dot(lumaRow, inner[12])) + outOffset.x;
+        ivec2 block = ivec2(gl_FragCoord.xy);
+        yEven = DITHERED4(vec4(dot(lumaRow, inner[2]), dot(lumaRow, inner[3]), dot(lumaRow, inner[4]), dot(lumaRow, inner[5])) + outOffset.x,
+                          ivec2(4 * block.x, 2 * block.y));
+        yOdd = DITHERED4(vec4(dot(lumaRow, inner[9]), dot(lumaRow, inner[10]), dot(lumaRow, inner[11]), dot(lumaRow, inner[12])) + outOffset.x,
+                         ivec2(4 * block.x, 2 * block.y + 1));
         vec3 c[7] = vec3[7](inner[0] + inner[7], inner[1] + inner[8], inner[2] + inner[9], inner[3] + inner[10],
                             inner[4] + inner[11], inner[5] + inner[12], inner[6] + inner[13]);
         vec3 a = chromaV[0] * outer[0] + chromaV[3] * outer[2]
@@ -331,7 +366,9 @@ extension FrameRenderer {
             + chromaV[1] * (chromaH[0] * c[2] + chromaH[1] * c[3] + chromaH[2] * c[4] + chromaH[3] * c[5] + chromaH[4] * c[6]);
         vec3 c0 = rgbToYuv * a + outOffset;
         vec3 c1 = rgbToYuv * b + outOffset;
-        cbcr = vec4(c0.yz, c1.yz);
+        ivec2 chroma = ivec2(2 * block.x, block.y);
+        cbcr = vec4(DITHERED(c0.y, chroma + ivec2(4, 0)), DITHERED(c0.z, chroma + ivec2(0, 4)),
+                    DITHERED(c1.y, chroma + ivec2(5, 0)), DITHERED(c1.z, chroma + ivec2(1, 4)));
     }
 
     """
@@ -339,13 +376,16 @@ extension FrameRenderer {
     static let lumaFromRGBA = """
     #version 300 es
     precision highp float;
+    precision highp int;
     uniform highp sampler2D rgbaTex;
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
+
+    """ + ditherGLSL + """
     out float y;
     void main() {
         vec3 rgb = texelFetch(rgbaTex, ivec2(gl_FragCoord.xy), 0).rgb;
-        y = (rgbToYuv * rgb).x + outOffset.x;
+        y = DITHERED((rgbToYuv * rgb).x + outOffset.x, ivec2(gl_FragCoord.xy));
     }
     """
 
@@ -358,7 +398,7 @@ extension FrameRenderer {
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
     uniform ivec2 rgbaMax;
-    """ + chromaTaps + """
+    """ + chromaTaps + ditherGLSL + """
     layout(location = 0) out float cb;
     layout(location = 1) out float cr;
     void main() {
@@ -371,8 +411,8 @@ extension FrameRenderer {
             }
         }
         vec3 yuv = rgbToYuv * rgb + outOffset;
-        cb = yuv.y;
-        cr = yuv.z;
+        cb = DITHERED(yuv.y, c + ivec2(4, 0));
+        cr = DITHERED(yuv.z, c + ivec2(0, 4));
     }
     """
 }
