@@ -117,11 +117,17 @@ extension FrameRenderer {
     /// passes that go straight from source planes to output planes.
     static func prelude(_ filters: [FilterInstance], roundTo8Bits: Bool = true) -> String {
         let (declarations, calls) = FilterCodegen.pointChain(filters.enumerated().map { ("f\($0)_", $1) }, roundTo8Bits: roundTo8Bits)
-        return ChainRenderer.header + sourceUniforms + declarations + """
+        return ChainRenderer.header + sourceUniforms + lightGLSL + declarations + """
         // uv: where the pixel is in the output, (0, 0) top-left to (1, 1) bottom-right.
         vec4 filtered(vec3 yuv, vec2 uv) {
             vec4 c = vec4(clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0), 1.0);
-        \(calls)    return c;
+        #ifdef LINEAR_LIGHT
+            c.rgb = toLinear(c.rgb);
+        #endif
+        \(calls)#ifdef LINEAR_LIGHT
+            c.rgb = fromLinear(c.rgb);
+        #endif
+            return c;
         }
 
         """
@@ -153,9 +159,45 @@ extension FrameRenderer {
 
     /// `glsl` (a whole shader) with the ordered dither on (`ditherGLSL`) when `on`.
     static func dithered(_ glsl: String, _ on: Bool) -> String {
+        defining("DITHER", in: glsl, on)
+    }
+
+    /// `glsl` (a whole shader) with `name` defined for the preprocessor when `on`.
+    static func defining(_ name: String, in glsl: String, _ on: Bool) -> String {
         guard on else { return glsl }
         precondition(glsl.hasPrefix("#version 300 es\n"), "a shader starts with its version line")
-        return "#version 300 es\n#define DITHER\n" + glsl.dropFirst("#version 300 es\n".count)
+        return "#version 300 es\n#define \(name)\n" + glsl.dropFirst("#version 300 es\n".count)
+    }
+
+    /// A preset's `"light": "linear"` (LINEAR_LIGHT defined): the BT.709 transfer function and its
+    /// inverse, between the video's R'G'B' and linear RGB. The source is linearised after its
+    /// conversion to RGB, the filters run on linear values (in half float: no 8-bit rounding between
+    /// them), and the result is encoded again before it becomes Y'CbCr.
+    static let lightGLSL = """
+    #ifdef LINEAR_LIGHT
+    vec3 toLinear(vec3 v) {
+        v = clamp(v, 0.0, 1.0);
+        return mix(v / 4.5, pow((v + 0.099) / 1.099, vec3(1.0 / 0.45)), step(vec3(0.081), v));
+    }
+    vec3 fromLinear(vec3 l) {
+        l = clamp(l, 0.0, 1.0);
+        return mix(4.5 * l, 1.099 * pow(l, vec3(0.45)) - 0.099, step(vec3(0.018), l));
+    }
+    #endif
+
+    """
+
+    /// The chain's first pass for `light`: the source in linear RGB when linear.
+    static func chainSource(light: FilterLight) -> String {
+        guard light == .linear else { return chainSourceGLSL }
+        return lightGLSL.replacing("#ifdef LINEAR_LIGHT\n", with: "").replacing("#endif\n", with: "")
+            + chainSourceGLSL.replacing("vec4 sourcePixel(vec2 p) {", with: "vec4 encodedSourcePixel(vec2 p) {") + """
+            vec4 sourcePixel(vec2 p) {
+                vec4 c = encodedSourcePixel(p);
+                return vec4(toLinear(c.rgb), c.a);
+            }
+
+            """
     }
 
     /// Four horizontally adjacent output pixels per fragment: a quarter of the fragments, and the
@@ -312,7 +354,14 @@ extension FrameRenderer {
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
     uniform ivec2 rgbaMax;
-    """ + nv12Block + """
+    """ + "\n" + lightGLSL + nv12Block + """
+    vec3 rgbaAt(ivec2 p) {
+        vec3 c = texelFetch(rgbaTex, p, 0).rgb;
+    #ifdef LINEAR_LIGHT
+        c = fromLinear(c);
+    #endif
+        return c;
+    }
     void main() {
         int q = int(gl_FragCoord.x);
         int m = int(gl_FragCoord.y);
@@ -321,7 +370,7 @@ extension FrameRenderer {
         for (int r = 0; r < 4; r++) {
             int y = clamp(2 * m - 1 + r, 0, rgbaMax.y);
             vec3 px[7];
-            for (int k = 0; k < 7; k++) px[k] = texelFetch(rgbaTex, ivec2(clamp(4 * q - 2 + k, 0, rgbaMax.x), y), 0).rgb;
+            for (int k = 0; k < 7; k++) px[k] = rgbaAt(ivec2(clamp(4 * q - 2 + k, 0, rgbaMax.x), y));
             if (r == 1 || r == 2) {
                 for (int k = 0; k < 7; k++) inner[7 * (r - 1) + k] = px[k];
             } else {
@@ -381,10 +430,13 @@ extension FrameRenderer {
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
 
-    """ + ditherGLSL + """
+    """ + lightGLSL + ditherGLSL + """
     out float y;
     void main() {
         vec3 rgb = texelFetch(rgbaTex, ivec2(gl_FragCoord.xy), 0).rgb;
+    #ifdef LINEAR_LIGHT
+        rgb = fromLinear(rgb);
+    #endif
         y = DITHERED((rgbToYuv * rgb).x + outOffset.x, ivec2(gl_FragCoord.xy));
     }
     """
@@ -398,7 +450,7 @@ extension FrameRenderer {
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
     uniform ivec2 rgbaMax;
-    """ + chromaTaps + ditherGLSL + """
+    """ + "\n" + lightGLSL + chromaTaps + ditherGLSL + """
     layout(location = 0) out float cb;
     layout(location = 1) out float cr;
     void main() {
@@ -407,7 +459,11 @@ extension FrameRenderer {
         for (int r = 0; r < 4; r++) {
             for (int k = 0; k < 5; k++) {
                 ivec2 p = clamp(ivec2(2 * c.x - 2 + k, 2 * c.y - 1 + r), ivec2(0), rgbaMax);
-                rgb += chromaV[r] * chromaH[k] * texelFetch(rgbaTex, p, 0).rgb;
+                vec3 c = texelFetch(rgbaTex, p, 0).rgb;
+    #ifdef LINEAR_LIGHT
+                c = fromLinear(c);
+    #endif
+                rgb += chromaV[r] * chromaH[k] * c;
             }
         }
         vec3 yuv = rgbToYuv * rgb + outOffset;
