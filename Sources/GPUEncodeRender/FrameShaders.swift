@@ -267,8 +267,8 @@ extension FrameRenderer {
     /// samples come from rows 2m-1 .. 2m+2 and columns 4q-2 .. 4q+4 (`chromaTaps`), clamped to the
     /// picture as the RGBA path's are: the block's own rows filtered pixel by pixel, the outer two
     /// (weight -1/8) averaged in Y'CbCr across each sample's five columns and filtered once (18
-    /// filter evaluations for 8 pixels rather than 28), so this single pass equals the RGBA path up
-    /// to rounding for linear filters and nearly so for others. Sources come packed four samples per texel; chroma is interpolated
+    /// filter evaluations for 8 pixels rather than 28, `outerRow`), so this single pass equals the
+    /// RGBA path up to rounding for linear filters and nearly so for others. Sources come packed four samples per texel; chroma is interpolated
     /// by hand exactly as bilinear sampling would (left-sited columns, rows weighted 3/4 and 1/4).
     static let packedBlockMain = nv12Block + """
     // Chroma columns 2q-1 .. 2q+2 of one row, edges repeated.
@@ -309,6 +309,31 @@ extension FrameRenderer {
         if (q == 0) { yuv[1] = yuv[2]; yuv[0] = yuv[2]; }
     \((1..<7).map { "    if (4 * q - 2 + \($0) > last.x) yuv[\($0)] = yuv[\($0 - 1)];" }.joined(separator: "\n"))
     }
+    // An outer row (r = 0: row 2m-1, r = 3: row 2m+2, clamped), which feeds chroma only: its Y'CbCr
+    // averaged across each chroma sample's five columns (`chromaH`), then filtered once per sample.
+    // Averaging the linearly interpolated chroma with the 5/3 kernel gives back the chroma at the
+    // sample's own column (a, b: chroma columns 2q and 2q+1 of rows m-1, m, m+1), so only luma is
+    // summed. (Written apart from rowYUV: llvmpipe ran the pass five times slower with the outer
+    // rows going through the seven-column arrays.)
+    void outerRow(int q, int m, int r, ivec2 last, float ua, float ub, float uc, float va, float vb, float vc,
+                  float ua1, float ub1, float uc1, float va1, float vb1, float vc1, out vec3 first, out vec3 second) {
+        int y = clamp(2 * m - 1 + r, 0, last.y);
+        int t = y - (2 * m - 1);
+        float wa = t == 0 ? 0.75 : t == 1 ? 0.25 : 0.0;
+        float wb = t == 0 ? 0.25 : t == 1 ? 0.75 : t == 2 ? 0.75 : 0.25;
+        float wc = t == 2 ? 0.25 : t == 3 ? 0.75 : 0.0;
+        vec4 mid = fetch4(texY, ivec2(q, y));
+        vec4 left = fetch4(texY, ivec2(max(q - 1, 0), y));
+        vec4 right = fetch4(texY, ivec2(min(q + 1, texelMax.x), y));
+        if (q == 0) left = vec4(mid.x);
+        float l4 = 4 * q + 2 > last.x ? mid.y : mid.z;
+        float l5 = 4 * q + 3 > last.x ? l4 : mid.w;
+        float l6 = 4 * q + 4 > last.x ? l5 : right.x;
+        float y0 = chromaH[0] * left.z + chromaH[1] * left.w + chromaH[2] * mid.x + chromaH[3] * mid.y + chromaH[4] * l4;
+        float y1 = chromaH[0] * mid.x + chromaH[1] * mid.y + chromaH[2] * l4 + chromaH[3] * l5 + chromaH[4] * l6;
+        first = filtered(vec3(y0, wa * ua + wb * ub + wc * uc, wa * va + wb * vb + wc * vc), vec2(float(4 * q) + 0.5, float(y) + 0.5) / outSize).rgb;
+        second = filtered(vec3(y1, wa * ua1 + wb * ub1 + wc * uc1, wa * va1 + wb * vb1 + wc * vc1), vec2(float(4 * q + 2) + 0.5, float(y) + 0.5) / outSize).rgb;
+    }
     void main() {
         int q = int(gl_FragCoord.x);
         int m = int(gl_FragCoord.y);
@@ -330,16 +355,8 @@ extension FrameRenderer {
     \((0..<7).map { "    inner[\(7 + $0)] = filtered(yuv[\($0)], vec2(float(4 * q + \($0 - 2)) + 0.5, float(y) + 0.5) / outSize).rgb;" }.joined(separator: "\n"))
         // The outer rows feed chroma only (weight -1/8): averaged in Y'CbCr across each sample's five
         // columns and filtered once per sample.
-        rowYUV(q, m, 0, last, ua, ub, uc, va, vb, vc, yuv, y);
-        vec3 a = chromaH[0] * yuv[0] + chromaH[1] * yuv[1] + chromaH[2] * yuv[2] + chromaH[3] * yuv[3] + chromaH[4] * yuv[4];
-        vec3 b = chromaH[0] * yuv[2] + chromaH[1] * yuv[3] + chromaH[2] * yuv[4] + chromaH[3] * yuv[5] + chromaH[4] * yuv[6];
-        outer[0] = filtered(a, vec2(float(4 * q) + 0.5, float(y) + 0.5) / outSize).rgb;
-        outer[1] = filtered(b, vec2(float(4 * q + 2) + 0.5, float(y) + 0.5) / outSize).rgb;
-        rowYUV(q, m, 3, last, ua, ub, uc, va, vb, vc, yuv, y);
-        a = chromaH[0] * yuv[0] + chromaH[1] * yuv[1] + chromaH[2] * yuv[2] + chromaH[3] * yuv[3] + chromaH[4] * yuv[4];
-        b = chromaH[0] * yuv[2] + chromaH[1] * yuv[3] + chromaH[2] * yuv[4] + chromaH[3] * yuv[5] + chromaH[4] * yuv[6];
-        outer[2] = filtered(a, vec2(float(4 * q) + 0.5, float(y) + 0.5) / outSize).rgb;
-        outer[3] = filtered(b, vec2(float(4 * q + 2) + 0.5, float(y) + 0.5) / outSize).rgb;
+        outerRow(q, m, 0, last, ua[2], ub[2], uc[2], va[2], vb[2], vc[2], ua[4], ub[4], uc[4], va[4], vb[4], vc[4], outer[0], outer[1]);
+        outerRow(q, m, 3, last, ua[2], ub[2], uc[2], va[2], vb[2], vc[2], ua[4], ub[4], uc[4], va[4], vb[4], vc[4], outer[2], outer[3]);
         writeBlock(inner, outer);
     }
     """
