@@ -84,6 +84,14 @@ public struct FilterDeclaration: Sendable {
     }
 }
 
+/// Where a chain's filters compute (a preset's `"light"`): on the gamma-encoded R'G'B' of the video
+/// (GPUImage's way, the default) or on linear RGB, linearised once at the chain's start and
+/// re-encoded at its end (Movit's way), in half float.
+public enum FilterLight: String, Sendable, CaseIterable {
+    case gamma
+    case linear
+}
+
 public enum FilterCategory: String, Sendable, CaseIterable {
     case color = "Colour"
     case lookup = "Lookup tables"

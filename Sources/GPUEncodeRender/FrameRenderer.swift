@@ -1,4 +1,5 @@
 import CEGL
+import Glibc
 import GPUEncodeCore
 import GPUEncodeFilters
 
@@ -8,6 +9,7 @@ import GPUEncodeFilters
 public final class FrameRenderer {
     public let geometry: RenderGeometry
     public let path: RenderPath
+    public let light: FilterLight
     public var writesNV12: Bool { nv12 != nil }
     private let planes: [Texture]
     /// Source planes uploaded four samples per RGBA8 texel (the fused single pass reads them so).
@@ -48,12 +50,15 @@ public final class FrameRenderer {
     var pendingFrames: Int { pendingReads.count }
 
     /// `limits`: the current context's, unless a test plans for another GPU.
-    /// `toneMapping`: how an HDR source becomes SDR BT.709 (SourceColorShader.swift).
+    /// `light`: the preset's; linear light linearises the source, filters in half float and
+    /// re-encodes at the end (`lightGLSL`). `toneMapping`: how an HDR source becomes SDR BT.709
+    /// (SourceColorShader.swift).
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
-                pixelBuffers: Bool = false, copyThreads: Int? = nil, limits: GPULimits? = nil,
+                light: FilterLight = .gamma, pixelBuffers: Bool = false, copyThreads: Int? = nil, limits: GPULimits? = nil,
                 toneMapping: ToneMapping = ToneMapping()) throws {
         geometry = g
         self.path = path
+        self.light = light
         let limits = limits ?? GPULimits.current()
         try ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: limits, of: .input)
         try ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: limits, of: .preset(filters.first?.context.origin))
@@ -71,6 +76,9 @@ public final class FrameRenderer {
         // Deep sources (more than 8 bits, two bytes a sample) go up as 16-bit integer textures,
         // which GLES 3.0 reads only with texelFetch: the shaders filter them by hand (`forDepth`).
         let deep = g.bitDepth > 8
+        // Deep sources and linear light filter in half float, without 8-bit rounding between filters.
+        let linear = light == .linear
+        let precise = deep || linear
         if packed {
             let format = GLenum(deep ? GL_RGBA16UI : GL_RGBA8)
             planes = [
@@ -124,17 +132,17 @@ public final class FrameRenderer {
 
         if direct {
             let owners = filters.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
-            let prelude = FrameRenderer.forDepth(FrameRenderer.prelude(filters, color: sourceColor, roundTo8Bits: !deep), bits: g.bitDepth)
+            let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.forDepth(FrameRenderer.prelude(filters, color: sourceColor, roundTo8Bits: !precise), bits: g.bitDepth), linear)
             var resources: [String: [String: ResourceTexture]] = [:]
             var made: [(ShaderProgram, RenderTarget)] = []
             if packed {
-                made = [(try ShaderProgram(fragment: prelude + FrameRenderer.packedBlockMain, label: "Y'CbCr (filters fused)"),
+                made = [(try ShaderProgram(fragment: FrameRenderer.dithered(prelude + FrameRenderer.packedBlockMain, deep), label: "Y'CbCr (filters fused)"),
                          try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)]))]
             } else {
                 made = [
-                    (try ShaderProgram(fragment: prelude + FrameRenderer.directLumaMain, label: "luma (filters fused)"),
+                    (try ShaderProgram(fragment: FrameRenderer.dithered(prelude + FrameRenderer.directLumaMain, deep), label: "luma (filters fused)"),
                      try RenderTarget(width: (w + 3) / 4, height: h, formats: [GLenum(GL_RGBA8)])),
-                    (try ShaderProgram(fragment: prelude + FrameRenderer.directChromaMain, label: "chroma (filters fused)"),
+                    (try ShaderProgram(fragment: FrameRenderer.dithered(prelude + FrameRenderer.directChromaMain, deep), label: "chroma (filters fused)"),
                      try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)])),
                 ]
             }
@@ -145,13 +153,13 @@ public final class FrameRenderer {
             }
             if packed { nv12 = made[0].1 }
         } else {
-            let chainSource = ChainSource(glsl: FrameRenderer.forDepth(FrameRenderer.chainSourceGLSL(sourceColor), bits: g.bitDepth), width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
-            let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, deep: deep, limits: limits)
+            let chainSource = ChainSource(glsl: FrameRenderer.exactSampling(FrameRenderer.forDepth(FrameRenderer.chainSource(light: light, color: sourceColor), bits: g.bitDepth)), width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
+            let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, deep: precise, limits: limits)
             self.chain = chain
             passes = chain.chainPlan.description
             if writesNV12 {
                 // One pass from the chain's RGBA to NV12, a 4x2 block per fragment.
-                let program = try ShaderProgram(fragment: FrameRenderer.nv12FromRGBA, label: "RGB to NV12")
+                let program = try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.dithered(FrameRenderer.nv12FromRGBA, deep), linear), label: "RGB to NV12")
                 let target = try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)])
                 setUp(program)
                 glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
@@ -159,14 +167,14 @@ public final class FrameRenderer {
                 nv12 = target
             } else {
             conversion = [
-                (try ShaderProgram(fragment: FrameRenderer.lumaFromRGBA, label: "RGB to Y"),
+                (try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.dithered(FrameRenderer.lumaFromRGBA, deep), linear), label: "RGB to Y"),
                  try RenderTarget(width: w, height: h, formats: [GLenum(GL_R8)])),
-                (try ShaderProgram(fragment: FrameRenderer.chromaFromRGBA, label: "RGB to CbCr"),
+                (try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.dithered(FrameRenderer.chromaFromRGBA, deep), linear), label: "RGB to CbCr"),
                  try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)])),
             ]
             for (program, _) in conversion {
                 setUp(program)
-                program.set("texelSize", 1 / Float(chain.outputWidth), 1 / Float(chain.outputHeight))
+                glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
             }
             }
         }
@@ -245,7 +253,13 @@ public final class FrameRenderer {
             pixels = bytes
         } else {
             // A deep source's chain ends in half float: rounded to bytes here (a preview is 8-bit).
-            pixels = result.readRGBA(width: result.width, height: result.height).map { UInt8(min(max(($0 * 255).rounded(), 0), 255)) }
+            // (Linear light is encoded again here, as the conversions to Y'CbCr do; alpha stays linear.)
+            let values = result.readRGBA(width: result.width, height: result.height)
+            pixels = values.indices.map { i in
+                var v = min(max(values[i], 0), 1)
+                if light == .linear && i % 4 != 3 { v = v < 0.018 ? 4.5 * v : 1.099 * pow(v, 0.45) - 0.099 }
+                return UInt8(min(max((v * 255).rounded(), 0), 255))
+            }
         }
         try FrameRenderer.checkError("rendering a preview")
         return RGBAImage(width: result.width, height: result.height, pixels: pixels)
