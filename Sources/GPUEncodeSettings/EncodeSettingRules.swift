@@ -305,6 +305,16 @@ extension EncodeSetting {
             },
             json: { $0.dropLocation.map { .bool($0) } }),
         EncodeSetting(
+            key: "copyts", flags: ["--copyts"], valueName: "",
+            help: "Keep the input's absolute timestamps (ffmpeg's -copyts). By default the output starts at 0, as ffmpeg's does: the earliest stream's first time is subtracted from every stream, and every offset between them is kept.",
+            kind: .flag, places: .everywhere,
+            parse: { text, _, o in
+                guard let b = boolean(text) else { return "\(text) is not true or false" }
+                o.copyts = b
+                return nil
+            },
+            json: { $0.copyts.map { .bool($0) } }),
+        EncodeSetting(
             key: "metadata", flags: ["--metadata"], valueName: "KEY=VALUE",
             help: "Set a container tag, e.g. title=Holiday (repeatable; an empty VALUE removes the tag, as in ffmpeg).",
             kind: .entries, places: [.commandLine, .manifest],
@@ -387,6 +397,7 @@ public struct EncodeOverrides: Sendable, Equatable {
     public var audioBitrate: Int64?
     public var stripMetadata: Bool?
     public var dropLocation: Bool?
+    public var copyts: Bool?
     /// Added to the entries of the layers below (for one key, the later entry wins).
     public var metadata: [MetadataEntry]?
 
@@ -424,6 +435,7 @@ public struct EncodeOverrides: Sendable, Equatable {
         o.audioBitrate = audioBitrate ?? base.audioBitrate
         o.stripMetadata = stripMetadata ?? base.stripMetadata
         o.dropLocation = dropLocation ?? base.dropLocation
+        o.copyts = copyts ?? base.copyts
         if base.metadata != nil || metadata != nil { o.metadata = (base.metadata ?? []) + (metadata ?? []) }
         return o
     }
@@ -505,6 +517,7 @@ extension EncodeOverrides {
         e.audioBitrate = first { $0.audioBitrate }?.0
         e.stripMetadata = first { $0.stripMetadata }?.0 ?? e.stripMetadata
         e.dropLocation = first { $0.dropLocation }?.0 ?? e.dropLocation
+        e.copyts = first { $0.copyts }?.0 ?? e.copyts
         e.metadata = layers.reversed().flatMap { $0.overrides.metadata ?? [] }
 
         for other in VideoCodec.allCases where other != e.codec {

@@ -170,6 +170,8 @@ public struct EncoderSettings: Sendable {
     public var stripMetadata = false
     /// `--no-location`: drop location tags (GPS) from the input's metadata.
     public var dropLocation = false
+    /// `--copyts`: keep the input's absolute timestamps; by default the output starts at 0 (ffmpeg's default).
+    public var copyts = false
     /// `--metadata KEY=VALUE`, in the order given (a later entry for the same key wins).
     public var metadata: [MetadataEntry] = []
 
@@ -264,6 +266,7 @@ public struct EncoderSettings: Sendable {
         if let b = audioBitrate { extra.append(("audioBitrate", String(b))) }
         if stripMetadata { extra.append(("stripMetadata", "true")) }
         if dropLocation { extra.append(("noLocation", "true")) }
+        if copyts { extra.append(("copyts", "true")) }
         if !metadata.isEmpty {
             // Length-prefixed, so no key or value can be made to look like another split.
             extra.append(("metadata", metadata.map { "\($0.key.utf8.count):\($0.key)=\($0.value.utf8.count):\($0.value)" }.joined(separator: ";")))

@@ -66,6 +66,9 @@ struct EncodeOptions: ParsableArguments {
     @Flag(name: flagNames("noLocation"), help: flagHelp("noLocation"))
     var noLocation = false
 
+    @Flag(name: flagNames("copyts"), help: flagHelp("copyts"))
+    var copyts = false
+
     @Option(name: flagNames("metadata"), help: flagHelp("metadata"), completion: flagCompletion("metadata"))
     var metadata: [String] = []
 
@@ -95,6 +98,7 @@ struct EncodeOptions: ParsableArguments {
         add("audioBitrate", audioBitrate)
         add("stripMetadata", stripMetadata ? "true" : nil)
         add("noLocation", noLocation ? "true" : nil)
+        add("copyts", copyts ? "true" : nil)
         for entry in metadata { add("metadata", entry) }
         return list
     }

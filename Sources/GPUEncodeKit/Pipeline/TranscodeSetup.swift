@@ -16,16 +16,22 @@ final class TranscodeJob {
         input = try VideoSource(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
         output = try OutputFile(path: o.output, overwrite: o.overwrite, codec: o.encoder.codec)
         let metadata = MetadataPolicy(o.encoder)
-        let (gpu, encode, geometry) = try TranscodeJob.mapVideo(o, input: input, output: output, metadata: metadata, sequential: o.sequential)
+        // The output starts at 0 (ffmpeg's default) unless --copyts: what each stream moves by.
+        let timeline = Timeline(format: input.format, copyts: o.encoder.copyts)
+        if timeline.startSeconds != 0 {
+            o.log(.info, "timeline: input time \(formatNumber(timeline.startSeconds)) s becomes 0\(o.encoder.copyts ? " (the 33-bit timestamp wrap undone)" : "")")
+        }
+        let (gpu, encode, geometry) = try TranscodeJob.mapVideo(o, input: input, output: output, metadata: metadata, sequential: o.sequential,
+                                                                     shift: timeline.shift(input.videoIndex))
         var handlers = [OutputStreamHandler?](repeating: nil, count: input.streamCount)
         // Audio next, in the plan's order: copied, or re-encoded where the container's players
         // would not play it (AudioPlan: --audio, --audio-tracks). Its warnings wait for the first
         // encoded frame, so a run that fails before prints one line.
-        let audio = try AudioOutputs.add(input: input, output: output, settings: o.encoder, metadata: metadata, run: run,
+        let audio = try AudioOutputs.add(input: input, output: output, settings: o.encoder, metadata: metadata, timeline: timeline, run: run,
                                          inputPath: o.input, outputPath: o.output, log: encode.setupWarnings.function)
         for (i, handler) in audio.handlers { handlers[i] = handler }
         for i in 0..<input.streamCount where i != input.videoIndex && input.stream(i).pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_AUDIO {
-            handlers[i] = try TranscodeJob.mapStream(input.stream(i), o, output: output, metadata: metadata)
+            handlers[i] = try TranscodeJob.mapStream(input.stream(i), o, output: output, metadata: metadata, shift: timeline.shift(i))
         }
         metadata.copyContainer(from: input.format.pointee.metadata, to: &output.format.pointee.metadata)
         for warning in metadata.unwritten(in: AudioContainer(outputPath: o.output)) { encode.setupWarnings.function(.warning, "\(o.output): \(warning)") }
@@ -55,7 +61,8 @@ final class TranscodeJob {
     /// The video stream: the picture's geometry (rotation, odd sizes, what the filters make of
     /// it), the GPU stage that filters it (none when the preset has no filters), the encoder and
     /// its output stream.
-    private static func mapVideo(_ o: TranscodeOptions, input: VideoSource, output: OutputFile, metadata: MetadataPolicy, sequential: Bool) throws
+    private static func mapVideo(_ o: TranscodeOptions, input: VideoSource, output: OutputFile, metadata: MetadataPolicy, sequential: Bool,
+                                 shift: Int64) throws
         -> (GPUStage?, EncodeStage, RenderGeometry) {
         let bypass = o.preset.filters.isEmpty
         if bypass { o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)") }
@@ -119,7 +126,7 @@ final class TranscodeJob {
             copy.update(from: matrix, count: 36)
         }
 
-        let encode = EncodeStage(encoder: encoder, stream: videoOut, output: output, options: o,
+        let encode = EncodeStage(encoder: encoder, stream: videoOut, output: output, options: o, shift: shift,
                                  mediaStart: input.startSeconds, mediaDuration: input.durationSeconds)
         let gpu = bypass ? nil : GPUStage(GPUStage.Settings(geometry: geometry, sourceColor: color, outputFormat: outputFormat,
                                                             timeBase: inStream.pointee.time_base, mediaStart: input.startSeconds,
@@ -130,7 +137,7 @@ final class TranscodeJob {
     /// Any other stream but audio: subtitles are copied packet for packet where the container can
     /// hold them (else dropped with a warning); data streams and extra video streams are dropped.
     private static func mapStream(_ s: UnsafeMutablePointer<AVStream>, _ o: TranscodeOptions, output: OutputFile,
-                                  metadata: MetadataPolicy) throws -> OutputStreamHandler? {
+                                  metadata: MetadataPolicy, shift: Int64) throws -> OutputStreamHandler? {
         let i = Int(s.pointee.index)
         let par = s.pointee.codecpar!
         let type = par.pointee.codec_type
@@ -155,6 +162,6 @@ final class TranscodeJob {
         os.pointee.time_base = s.pointee.time_base
         os.pointee.disposition = s.pointee.disposition
         metadata.copyStream(from: s.pointee.metadata, to: &os.pointee.metadata)
-        return StreamCopyHandler(from: s, inputPath: o.input, to: os, output: output, log: o.log)
+        return StreamCopyHandler(from: s, inputPath: o.input, to: os, output: output, shift: shift, log: o.log)
     }
 }
