@@ -1,4 +1,5 @@
 import CFFmpeg
+import GPUEncodeCore
 
 /// Where the output's timeline starts: what is subtracted from each input stream's timestamps.
 ///
@@ -15,15 +16,20 @@ import CFFmpeg
 /// later than its start_time says. Taking the start_time there would move the video 6.5 ms later
 /// on every pass through an Opus MKV.
 ///
-/// `--copyts` keeps the input's times, except across MPEG-TS's 33-bit timestamp wrap: FFmpeg's
-/// demuxer makes the timestamps before the wrap negative to keep the stream continuous; those are
-/// moved forward by 2^33 ticks (the times the file counts up to before the wrap), so nothing lies
-/// before 0, where MP4's edit list would hide it.
+/// `--copyts` keeps the input's times, except where they are negative, which MP4's edit list would
+/// hide (the ffmpeg CLI with -copyts loses those frames) and Matroska's muxer moves forward anyway:
+/// across MPEG-TS's 33-bit timestamp wrap FFmpeg's demuxer makes the timestamps before the wrap
+/// negative to keep the stream continuous; those are moved forward by 2^33 ticks (the times the file
+/// counts up to before the wrap). Any other negative start is moved to 0, every stream with it, as
+/// `-avoid_negative_ts make_non_negative` would.
 package struct Timeline {
     /// By input stream index: subtracted from every timestamp of that stream, in its time base.
     package let shifts: [Int64]
-    /// The input time (seconds) that becomes 0 in the output (0 under --copyts without a wrap).
+    /// The input time (seconds) that becomes 0 in the output: 0 under --copyts with times from 0 on,
+    /// minus the wrap's length when a wrap is undone.
     package let startSeconds: Double
+    /// What was done, for `-v`: nil when the times are kept as they are.
+    package let note: String?
 
     package init(format: UnsafeMutablePointer<AVFormatContext>, copyts: Bool) {
         let count = Int(format.pointee.nb_streams)
@@ -41,6 +47,7 @@ package struct Timeline {
         guard let start = earliest else {
             shifts = Array(repeating: 0, count: count)
             startSeconds = 0
+            note = nil
             return
         }
         if copyts {
@@ -51,15 +58,22 @@ package struct Timeline {
                 shifts = streams.map { -(Int64(1) << Int64($0.pointee.pts_wrap_bits)) }
                 let first = streams.first!.pointee
                 startSeconds = -Double(Int64(1) << Int64(first.pts_wrap_bits)) * Double(first.time_base.num) / Double(first.time_base.den)
-            } else {
+                note = "timeline: absolute times (--copyts), continued across the \(first.pts_wrap_bits)-bit timestamp wrap"
+                return
+            }
+            if start.value >= 0 {
                 shifts = Array(repeating: 0, count: count)
                 startSeconds = 0
+                note = nil
+                return
             }
-            return
+            // Otherwise negative times: moved to 0 like the default (below).
         }
         let rounding = AVRounding(rawValue: AV_ROUND_NEAR_INF.rawValue | AV_ROUND_PASS_MINMAX.rawValue)
         shifts = streams.map { av_rescale_q_rnd(start.value, start.timeBase, $0.pointee.time_base, rounding) }
         startSeconds = Double(start.value) * Double(start.timeBase.num) / Double(start.timeBase.den)
+        note = startSeconds == 0 ? nil
+            : "timeline: input time \(formatNumber((startSeconds * 1e6).rounded() / 1e6)) s becomes 0\(copyts ? " (--copyts keeps no negative time)" : " (--copyts keeps the input's times)")"
     }
 
     /// Subtracted from stream `index`'s timestamps.

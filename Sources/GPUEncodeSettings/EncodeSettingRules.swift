@@ -306,7 +306,7 @@ extension EncodeSetting {
             json: { $0.dropLocation.map { .bool($0) } }),
         EncodeSetting(
             key: "copyts", flags: ["--copyts"], valueName: "",
-            help: "Keep the input's absolute timestamps (ffmpeg's -copyts). By default the output starts at 0, as ffmpeg's does: the earliest stream's first time is subtracted from every stream, and every offset between them is kept.",
+            help: "Keep the input's absolute timestamps (ffmpeg's -copyts; an MPEG-TS continues across its 33-bit wrap, and times before 0 move to 0 with every stream, so nothing is hidden). By default the output starts at 0, as ffmpeg's does: the earliest stream's first time is subtracted from every stream, and every offset between them is kept.",
             kind: .flag, places: .everywhere,
             parse: { text, _, o in
                 guard let b = boolean(text) else { return "\(text) is not true or false" }

@@ -18,9 +18,7 @@ final class TranscodeJob {
         let metadata = MetadataPolicy(o.encoder)
         // The output starts at 0 (ffmpeg's default) unless --copyts: what each stream moves by.
         let timeline = Timeline(format: input.format, copyts: o.encoder.copyts)
-        if timeline.startSeconds != 0 {
-            o.log(.info, "timeline: input time \(formatNumber(timeline.startSeconds)) s becomes 0\(o.encoder.copyts ? " (the 33-bit timestamp wrap undone)" : "")")
-        }
+        if let note = timeline.note { o.log(.info, note) }
         let (gpu, encode, geometry) = try TranscodeJob.mapVideo(o, input: input, output: output, metadata: metadata, sequential: o.sequential,
                                                                      shift: timeline.shift(input.videoIndex))
         var handlers = [OutputStreamHandler?](repeating: nil, count: input.streamCount)
