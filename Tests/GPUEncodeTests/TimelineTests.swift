@@ -188,8 +188,9 @@ final class TimelineTests: BatchTestCase {
         var previous = source
         var offsets: [Double] = []
         var videoStarts: [Double] = []
-        for pass in 1...3 {
-            let out = scratch("pass\(pass).mkv")
+        // Three passes through Matroska, then two through WebM (AV1).
+        for pass in 1...5 {
+            let out = scratch("pass\(pass).\(pass <= 3 ? "mkv" : "webm")")
             try transcode(previous, out)
             let p = try Self.presented(out)
             assertSameTimeline(first, p, origin: 0, tolerance: 0.0006, what: "pass \(pass)")
