@@ -11,9 +11,9 @@ import GPUEncodeCore
 /// exactly the same number of ticks, and no stream moves by more than half a tick of its own off.
 ///
 /// The first presented time is the stream's start_time except where the demuxer gives packets
-/// earlier than what is played: Matroska's CodecDelay (Opus pre-skip) is subtracted from the block
-/// times by FFmpeg's demuxer and skipped by the decoder, so such a stream is presented CodecDelay
-/// later than its start_time says. Taking the start_time there would move the video 6.5 ms later
+/// earlier than what is played: Matroska's CodecDelay of an Opus track (its pre-skip) is subtracted
+/// from the block times by FFmpeg's demuxer and skipped by the decoder, so such a stream is presented
+/// CodecDelay later than its start_time says. Taking the start_time there would move the video 6.5 ms later
 /// on every pass through an Opus MKV.
 ///
 /// `--copyts` keeps the input's times, except where they are negative, which MP4's edit list would
@@ -90,10 +90,12 @@ package struct Timeline {
         if st.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 { return nil }
         var start = st.start_time
         let par = st.codecpar.pointee
-        if type == AVMEDIA_TYPE_AUDIO && par.initial_padding > 0 && Timeline.isMatroska(format) {
-            // FFmpeg's Matroska demuxer stamps blocks CodecDelay early; the decoder skips that much.
-            let rate: Int32 = par.codec_id == AV_CODEC_ID_OPUS ? 48000 : par.sample_rate
-            if rate > 0 { start += av_rescale_q(Int64(par.initial_padding), AVRational(num: 1, den: rate), st.time_base) }
+        if par.codec_id == AV_CODEC_ID_OPUS && par.initial_padding > 0 && Timeline.isMatroska(format) {
+            // FFmpeg's Matroska demuxer stamps every block CodecDelay early (initial_padding, at 48 kHz
+            // for Opus, rounded to the track's tick as the demuxer rounds it); the Opus decoder skips
+            // the pre-skip. Other codecs' decoders in FFmpeg 5.1 do not skip it: their start_time is
+            // what plays.
+            start += av_rescale_q(Int64(par.initial_padding), AVRational(num: 1, den: 48000), st.time_base)
         }
         return start
     }
