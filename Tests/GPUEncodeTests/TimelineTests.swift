@@ -128,6 +128,23 @@ final class TimelineTests: BatchTestCase {
             assertSameTimeline(input, output, origin: start, tolerance: ext == "mkv" ? 0.0006 : 0.00002, what: what)
             XCTAssertEqual(try Self.audioMD5(out), inMD5, "\(what): copied AAC packets differ")
         }
+        // Re-encoded audio (decoded times moved before the sample count takes over): the same offset.
+        for (ext, codec) in [("mp4", "aac"), ("mkv", "opus"), ("mkv", "aac")] {
+            let out = scratch("re.\(ext)")
+            try transcode(ts, out, ["-y", "--audio", codec])
+            let output = try Self.presented(out)
+            let what = "\(ext) --audio \(codec)"
+            // AAC in Matroska presents its priming frame first (no way to skip it there in FFmpeg 5.1),
+            // and the muxer moves every stream later by it: the content starts one frame (1024
+            // samples) after the first presented time.
+            let priming = ext == "mkv" && codec == "aac" ? 1024.0 / 48000 : 0
+            XCTAssertEqual(output.video.count, input.video.count, "\(what): video frames presented")
+            XCTAssertEqual(output.video.first!, input.video.first! - start + priming, accuracy: 0.0011, "\(what): video start")
+            let offset = (output.audio.first! + priming - output.video.first!) * 1000
+            XCTAssertEqual(offset, input.offsetMS, accuracy: 1, "\(what): A/V offset \(offset) ms, input \(input.offsetMS) ms")
+            XCTAssertEqual(output.audio.last! - output.audio.first!, input.audio.last! - input.audio.first!, accuracy: 0.05,
+                           "\(what): audio span")
+        }
         // --copyts: the times the file counts (before the wrap: 95442.9 s), continuous across it.
         let abs = scratch("abs.mp4")
         try transcode(ts, abs, ["--copyts"])
