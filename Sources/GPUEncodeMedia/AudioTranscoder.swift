@@ -70,7 +70,8 @@ package final class AudioTranscoder {
     /// `stream`: the input stream (its codec parameters and time base); `bitrate`: nil for the codec's
     /// default for the channel count; `globalHeader`: the output format's AVFMT_GLOBALHEADER; `path`:
     /// the output file, named in errors and warnings (the caller renames .input/.inputDecode errors to
-    /// the input) and read for its container (Opus in Matroska gets the CodecDelay offset); `log`:
+    /// the input) and read for its container (Opus in Matroska gets the CodecDelay offset); `shift`:
+    /// subtracted from the input's timestamps, in the input stream's time base (Timeline); `log`:
     /// warnings (downmix, bitrate clamped, gaps, undecodable packets).
     package init(stream: UnsafeMutablePointer<AVStream>, codec: AudioCodec, bitrate: Int64?, globalHeader: Bool, path: String,
          shift: Int64 = 0, log: @escaping @Sendable (LogLevel, String) -> Void) throws {
