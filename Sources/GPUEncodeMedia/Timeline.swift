@@ -13,8 +13,8 @@ import GPUEncodeCore
 /// The first presented time is the stream's start_time except where the demuxer gives packets
 /// earlier than what is played: Matroska's CodecDelay of an Opus track (its pre-skip) is subtracted
 /// from the block times by FFmpeg's demuxer and skipped by the decoder, so such a stream is presented
-/// CodecDelay later than its start_time says. Taking the start_time there would move the video 6.5 ms later
-/// on every pass through an Opus MKV.
+/// CodecDelay later than its start_time says. Taking the start_time there would move the video
+/// 6.5 ms later on every pass through an Opus MKV.
 ///
 /// `--copyts` keeps the input's times, except where they are negative, which MP4's edit list would
 /// hide (the ffmpeg CLI with -copyts loses those frames) and Matroska's muxer moves forward anyway:
@@ -79,9 +79,10 @@ package struct Timeline {
     /// Subtracted from stream `index`'s timestamps.
     package func shift(_ index: Int) -> Int64 { index < shifts.count ? shifts[index] : 0 }
 
-    /// The first presented time of `s` in its time base, or nil when it has none or does not count
-    /// (FFmpeg's format start_time leaves out data and attachment streams; subtitles count only
-    /// where nothing else has a start, so they are left out here too).
+    /// The first presented time of `s` in its time base, or nil when it has none or does not count.
+    /// Only video and audio count: a data track (timecode, metadata) or a cover picture says nothing
+    /// about what plays, and FFmpeg's own start_time takes a subtitle's only when it is less than a
+    /// second before the rest.
     static func presentedStart(_ s: UnsafeMutablePointer<AVStream>, in format: UnsafeMutablePointer<AVFormatContext>) -> Int64? {
         let st = s.pointee
         guard st.start_time != AV_NOPTS, st.time_base.num > 0, st.time_base.den > 0 else { return nil }
