@@ -66,6 +66,9 @@ struct EncodeOptions: ParsableArguments {
     @Flag(name: flagNames("noLocation"), help: flagHelp("noLocation"))
     var noLocation = false
 
+    @Option(name: flagNames("deinterlace"), help: flagHelp("deinterlace"), completion: flagCompletion("deinterlace"))
+    var deinterlace: String?
+
     @Option(name: flagNames("metadata"), help: flagHelp("metadata"), completion: flagCompletion("metadata"))
     var metadata: [String] = []
 
@@ -95,6 +98,7 @@ struct EncodeOptions: ParsableArguments {
         add("audioBitrate", audioBitrate)
         add("stripMetadata", stripMetadata ? "true" : nil)
         add("noLocation", noLocation ? "true" : nil)
+        add("deinterlace", deinterlace)
         for entry in metadata { add("metadata", entry) }
         return list
     }
