@@ -261,7 +261,11 @@ package final class VideoEncoder {
             }
             // High profile cannot be lossless; x264 picks High 4:4:4 Predictive for crf 0.
             if let profile = s.profile ?? (lossless ? nil : "high") { av_dict_set(&options, "profile", profile, 0) }
-            if let p = s.videoParams { av_dict_set(&options, "x264-params", p, 0) }
+            // Interlaced: the order of the stream's fields in the SPS/SEI from the first frame on
+            // (x264 starts top first and would tag a bottom-first stream tt).
+            let fields = stream.fieldOrder == AV_FIELD_BB ? ["bff=1"] : stream.fieldOrder == AV_FIELD_TT ? ["tff=1"] : []
+            let p = params(fields, s.videoParams)
+            if !p.isEmpty { av_dict_set(&options, "x264-params", p, 0) }
         case .hevc:
             // FFmpeg's libx265 passes thread_count on as x265's frame threads; avcodec_alloc_context3
             // leaves it at 1, which serialises frames (on 16 cores half ffmpeg's speed). 0 lets x265
