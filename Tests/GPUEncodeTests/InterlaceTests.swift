@@ -271,6 +271,34 @@ final class InterlaceTests: GPUEncodeTestCase {
         XCTAssertEqual(try Oracle.frameTimes(flagged).count, 4)
     }
 
+    /// A stream that does not say it is interlaced (field_order progressive) whose later frames are
+    /// flagged: auto shows the progressive part untouched and deinterlaces from the first flagged
+    /// frame on.
+    func testFramesFlaggedInAStreamNotTagged() throws {
+        let source = try progressive("mix", input: ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=50"], frames: 40)
+        let a = scratch("a.ts"), b = scratch("b.ts"), mix = scratch("mix.ts")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", source.path, "-vf", "select='lt(n,10)',setpts=N/25/TB", "-r", "25",
+                                         "-c:v", "libx264", "-qp", "0", "-bf", "0"] + InterlaceTests.bt709 + [a.path])
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", source.path, "-vf",
+                                         "select='gte(n,20)',tinterlace=mode=interleave_top,setfield=tff,setpts=N/25/TB", "-r", "25",
+                                         "-c:v", "libx264", "-qp", "0", "-bf", "0", "-flags", "+ildct+ilme", "-x264-params", "tff=1"]
+                              + InterlaceTests.bt709 + [b.path])
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "concat:\(a.path)|\(b.path)", "-c", "copy", mix.path])
+        XCTAssertEqual(try InterlaceTests.fieldOrder(mix), "progressive", "the fixture's stream does not say")
+        XCTAssertEqual(try frameFlags(mix).map(\.interlaced), Array(repeating: false, count: 10) + Array(repeating: true, count: 10))
+        let auto = scratch("auto.mkv"), off = scratch("off.mkv")
+        try run([mix.path, auto.path, "--crf", "0"])
+        try run([mix.path, off.path, "--crf", "0", "--deinterlace", "off"])
+        let ours = try RawFrames(auto, width: 320, height: 240), woven = try RawFrames(off, width: 320, height: 240)
+        XCTAssertEqual(ours.count, 20)
+        XCTAssertEqual(try Oracle.frameTimes(auto), try Oracle.frameTimes(mix))
+        let size = ours.frameSize
+        XCTAssertEqual(Array(ours.bytes[0..<(10 * size)]), Array(woven.bytes[0..<(10 * size)]), "the progressive frames untouched")
+        let original = try RawFrames(source, width: 320, height: 240).frames(from: 20, step: 2)
+        let g = ours.frames(from: 10, step: 1).psnr(against: original), w = woven.frames(from: 10, step: 1).psnr(against: original)
+        XCTAssertGreaterThan(g.y, w.y + 2, "deinterlaced from the first flagged frame: \(g.y) dB against the woven \(w.y) dB")
+    }
+
     func testBadValueIsAUsageError() throws {
         let clip = scratch("c.mp4")
         try Oracle.makeClip(clip, seconds: 0.2, audio: false)

@@ -22,11 +22,13 @@ struct InterlacePlan {
     var notes: [(LogLevel, String)] = []
 
     /// Whether frames of a stream with this field order are interlaced, and which field is shown
-    /// first (display order: tt and bt show the top field first).
+    /// first. tb and bt are read as the ffmpeg CLI writes them for woven frames (tb for top field
+    /// first, as Matroska's "interleaved, top field first"), not by AVFieldOrder's comments; a
+    /// frame's own top_field_first wins over either.
     static func fields(_ order: AVFieldOrder) -> (interlaced: Bool, topFirst: Bool) {
         switch order {
-        case AV_FIELD_TT, AV_FIELD_BT: return (true, true)
-        case AV_FIELD_BB, AV_FIELD_TB: return (true, false)
+        case AV_FIELD_TT, AV_FIELD_TB: return (true, true)
+        case AV_FIELD_BB, AV_FIELD_BT: return (true, false)
         default: return (false, true)
         }
     }
