@@ -219,6 +219,28 @@ final class InterlaceTests: GPUEncodeTestCase {
         }
     }
 
+    /// 29.97i in MP4 (time base 1/30000, 1001 ticks a frame): half a frame is no whole tick, so the
+    /// field rate counts in 1/60000 and every field lands on a multiple of 1001. And off with HEVC
+    /// (no interlaced coding in FFmpeg 5.1's libx265) still tags the container tt.
+    func testFieldTimesAtNTSCRateAndHEVCTagging() throws {
+        let interlaced = scratch("i2997.mp4")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=60000/1001", "-frames:v", "12",
+                                         "-vf", "tinterlace=mode=interleave_top,setfield=tff", "-c:v", "libx264", "-flags", "+ildct+ilme",
+                                         "-x264-params", "tff=1", interlaced.path])
+        let field = scratch("f2997.mp4")
+        try run([interlaced.path, field.path, "--deinterlace", "field"])
+        let json = try Oracle.ffprobeJSON(["-select_streams", "v:0", "-show_entries", "stream=time_base:frame=pts", field.path])
+        XCTAssertEqual((json["streams"] as? [[String: Any]])?.first?["time_base"] as? String, "1/60000")
+        let pts = (json["frames"] as? [[String: Any]] ?? []).compactMap { ($0["pts"] as? NSNumber)?.int64Value }
+        XCTAssertEqual(pts, (0..<24).map { Int64($0) * 1001 }, "12 frames, 24 fields, each at its exact time")
+
+        for container in ["mp4", "mkv"] {
+            let hevc = scratch("off-hevc.\(container)")
+            try run([interlaced.path, hevc.path, "--deinterlace", "off", "--codec", "hevc", "--speed", "ultrafast"])
+            XCTAssertEqual(try InterlaceTests.fieldOrder(hevc), "tt", container)
+        }
+    }
+
     /// A progressive input under auto is untouched: the same bytes as with the deinterlacer off
     /// (the code path of every release before it). frame and field deinterlace it anyway, as
     /// bwdif's deint=all: field gives two frames per frame.

@@ -54,7 +54,7 @@ struct InterlacePlan {
                     notes.append((.info, "\(codec.softwareEncoder) codes each woven frame as one picture; the container says \(order)"))
                 }
                 if mode == .off && presetHasFilters {
-                    notes.append((.warning, "\(input): --deinterlace off: the filters see each interlaced frame with its two fields woven; any filter that moves, scales or blurs the picture mixes them"))
+                    notes.append((.warning, "\(input): --deinterlace off: the GPU filters each interlaced frame with its two fields woven, so chroma resampling and any filter that moves, scales or blurs mixes them (--preset none keeps them apart)"))
                 }
             }
         case .frame, .field:
