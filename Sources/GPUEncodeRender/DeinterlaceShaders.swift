@@ -11,7 +11,8 @@ enum DeinterlaceShaders {
     ///
     /// Every tap is in the same column, so the pass works on whatever layout the renderer keeps
     /// its source in: one sample per R8 texel, or four horizontally adjacent samples per RGBA8
-    /// texel (each component is one column). Uniforms:
+    /// texel (each component is one column). The integer arithmetic holds for samples of up to 16
+    /// bits (`sampleMax` 65535: the largest sum is under 2^30). Uniforms:
     /// - `interpolate`: rows where `(y ^ interpolate) & 1 == 1` are made, the others copied from
     ///   the current frame (the field being shown);
     /// - `late`: 1 when the made field lies between the previous and the current frame (the first
@@ -30,10 +31,12 @@ enum DeinterlaceShaders {
     uniform int late;
     uniform int method;
     uniform int height;
+    // The largest code value of the source textures' samples (255 for 8-bit): bwdif's clip_max.
+    uniform int sampleMax;
     out vec4 result;
 
     ivec4 fetch(highp sampler2D t, int x, int y) {
-        return ivec4(round(texelFetch(t, ivec2(x, clamp(y, 0, height - 1)), 0) * 255.0));
+        return ivec4(round(texelFetch(t, ivec2(x, clamp(y, 0, height - 1)), 0) * float(sampleMax)));
     }
 
     // bwdif's coefficients (BBC PH-2071; the spatial pair tuned to match its sharpness), /8192.
@@ -46,7 +49,7 @@ enum DeinterlaceShaders {
         int y = int(gl_FragCoord.y);
         ivec4 here = fetch(curTex, x, y);
         if (method == 0 || ((y ^ interpolate) & 1) == 0) {
-            result = vec4(here) / 255.0;
+            result = vec4(here) / float(sampleMax);
             return;
         }
         // Neighbouring rows as bwdif takes them at the borders: a missing row above or below is
@@ -60,7 +63,7 @@ enum DeinterlaceShaders {
             int up3 = y > 2 ? y - 3 : y + 1;
             int dn3 = y + 3 < height ? y + 3 : y - 1;
             ivec4 v = (sp0 * (c4 + e4) - sp1 * (fetch(curTex, x, up3) + fetch(curTex, x, dn3))) >> 13;
-            result = vec4(clamp(v, 0, 255)) / 255.0;
+            result = vec4(clamp(v, 0, sampleMax)) / float(sampleMax);
             return;
         }
         // The frames either side of the made field's time: the missing field is in both.
@@ -114,9 +117,9 @@ enum DeinterlaceShaders {
                 interpol = (sp0 * (c + e) - sp1 * (c3[i] + e3[i])) >> 13;
             }
             interpol = clamp(interpol, d - diff, d + diff);
-            outv[i] = clamp(interpol, 0, 255);
+            outv[i] = clamp(interpol, 0, sampleMax);
         }
-        result = vec4(outv) / 255.0;
+        result = vec4(outv) / float(sampleMax);
     }
     """
 }

@@ -41,6 +41,8 @@ public final class Deinterlacer {
         program.set("prevTex", int: 0)
         program.set("curTex", int: 1)
         program.set("nextTex", int: 2)
+        // The source planes hold 8-bit code values (UNORM8, 1.0 = 255).
+        program.set("sampleMax", int: 255)
         history = (0..<3).map { _ in renderer.makeSourcePlanes() }
         for plane in renderer.sourcePlanes {
             var f: GLuint = 0
