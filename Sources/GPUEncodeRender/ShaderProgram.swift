@@ -129,6 +129,8 @@ final class Texture {
     let id: GLuint
     let width: Int
     let height: Int
+    /// The internal format (GL_R8, GL_RGBA8, ...).
+    let format: GLenum
 
     init(width: Int, height: Int, format: GLenum, filter: GLint) {
         var t: GLuint = 0
@@ -136,6 +138,7 @@ final class Texture {
         id = t
         self.width = width
         self.height = height
+        self.format = format
         glBindTexture(GLenum(GL_TEXTURE_2D), t)
         glTexStorage2D(GLenum(GL_TEXTURE_2D), 1, format, GLsizei(width), GLsizei(height))
         glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), filter)

@@ -315,6 +315,16 @@ extension EncodeSetting {
             },
             json: { $0.copyts.map { .bool($0) } }),
         EncodeSetting(
+            key: "deinterlace", flags: ["--deinterlace"], valueName: "auto|off|frame|field",
+            help: "Interlaced video: auto (the default: deinterlace on the GPU, bwdif-style, what the input flags as interlaced, one frame per frame; progressive video is untouched), frame or field (deinterlace every frame, flagged or not, as ffmpeg's bwdif=deint=all: frame keeps the frame rate, field makes one frame per field, twice the rate, as bwdif's send_field), off (encode it interlaced with its field order, tt or bb, kept). With --preset none, auto leaves interlaced video interlaced, as off.",
+            kind: .word(DeinterlaceMode.allCases.map(\.rawValue)), places: .everywhere,
+            parse: { text, _, o in
+                guard let m = DeinterlaceMode(rawValue: text) else { return "\"\(text)\" is not one of \(DeinterlaceMode.allCases.map(\.rawValue).joined(separator: ", "))" }
+                o.deinterlace = m
+                return nil
+            },
+            json: { $0.deinterlace.map { .string($0.rawValue) } }),
+        EncodeSetting(
             key: "metadata", flags: ["--metadata"], valueName: "KEY=VALUE",
             help: "Set a container tag, e.g. title=Holiday (repeatable; an empty VALUE removes the tag, as in ffmpeg).",
             kind: .entries, places: [.commandLine, .manifest],
@@ -398,6 +408,7 @@ public struct EncodeOverrides: Sendable, Equatable {
     public var stripMetadata: Bool?
     public var dropLocation: Bool?
     public var copyts: Bool?
+    public var deinterlace: DeinterlaceMode?
     /// Added to the entries of the layers below (for one key, the later entry wins).
     public var metadata: [MetadataEntry]?
 
@@ -436,6 +447,7 @@ public struct EncodeOverrides: Sendable, Equatable {
         o.stripMetadata = stripMetadata ?? base.stripMetadata
         o.dropLocation = dropLocation ?? base.dropLocation
         o.copyts = copyts ?? base.copyts
+        o.deinterlace = deinterlace ?? base.deinterlace
         if base.metadata != nil || metadata != nil { o.metadata = (base.metadata ?? []) + (metadata ?? []) }
         return o
     }
@@ -518,6 +530,7 @@ extension EncodeOverrides {
         e.stripMetadata = first { $0.stripMetadata }?.0 ?? e.stripMetadata
         e.dropLocation = first { $0.dropLocation }?.0 ?? e.dropLocation
         e.copyts = first { $0.copyts }?.0 ?? e.copyts
+        e.deinterlace = first { $0.deinterlace }?.0 ?? e.deinterlace
         e.metadata = layers.reversed().flatMap { $0.overrides.metadata ?? [] }
 
         for other in VideoCodec.allCases where other != e.codec {

@@ -22,6 +22,23 @@ public struct MetadataEntry: Sendable, Equatable {
     }
 }
 
+/// What happens to interlaced video (`--deinterlace`).
+public enum DeinterlaceMode: String, CaseIterable, Sendable {
+    /// Deinterlace what is flagged interlaced (the stream's field order or the frame's flag), at
+    /// the frame rate; leave progressive video untouched. With `--preset none` (no GPU stage),
+    /// interlaced video is encoded interlaced, as `off`.
+    case auto
+    /// Encode interlaced video interlaced, its field order kept (H.264: interlaced coding; every
+    /// codec: the container's field order tag).
+    case off
+    /// Deinterlace every frame, flagged or not (ffmpeg's bwdif `deint=all`), one frame per frame
+    /// (bwdif's `send_frame`).
+    case frame
+    /// Deinterlace every frame, one frame per field: twice the frame rate, the second frame of each
+    /// pair at its field's time (bwdif's `send_field`).
+    case field
+}
+
 /// How the video is decoded (`--hwaccel`).
 public enum HardwareAcceleration: String, CaseIterable, Sendable {
     /// Software decoding with libavcodec's frame threads (the default).
@@ -174,6 +191,8 @@ public struct EncoderSettings: Sendable {
     public var copyts = false
     /// `--metadata KEY=VALUE`, in the order given (a later entry for the same key wins).
     public var metadata: [MetadataEntry] = []
+    /// `--deinterlace`: what happens to interlaced video.
+    public var deinterlace: DeinterlaceMode = .auto
 
     public init() {}
 
@@ -267,6 +286,7 @@ public struct EncoderSettings: Sendable {
         if stripMetadata { extra.append(("stripMetadata", "true")) }
         if dropLocation { extra.append(("noLocation", "true")) }
         if copyts { extra.append(("copyts", "true")) }
+        if deinterlace != d.deinterlace { extra.append(("deinterlace", deinterlace.rawValue)) }
         if !metadata.isEmpty {
             // Length-prefixed, so no key or value can be made to look like another split.
             extra.append(("metadata", metadata.map { "\($0.key.utf8.count):\($0.key)=\($0.value.utf8.count):\($0.value)" }.joined(separator: ";")))

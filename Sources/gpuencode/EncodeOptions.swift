@@ -68,6 +68,8 @@ struct EncodeOptions: ParsableArguments {
 
     @Flag(name: flagNames("copyts"), help: flagHelp("copyts"))
     var copyts = false
+    @Option(name: flagNames("deinterlace"), help: flagHelp("deinterlace"), completion: flagCompletion("deinterlace"))
+    var deinterlace: String?
 
     @Option(name: flagNames("metadata"), help: flagHelp("metadata"), completion: flagCompletion("metadata"))
     var metadata: [String] = []
@@ -99,6 +101,7 @@ struct EncodeOptions: ParsableArguments {
         add("stripMetadata", stripMetadata ? "true" : nil)
         add("noLocation", noLocation ? "true" : nil)
         add("copyts", copyts ? "true" : nil)
+        add("deinterlace", deinterlace)
         for entry in metadata { add("metadata", entry) }
         return list
     }

@@ -34,8 +34,16 @@ final class EncodeStage {
         setupWarnings = DeferredLog(options.log)
     }
 
+    /// Interlaced output (`InterlacePlan.keptFieldOrder`): every frame is coded as two fields,
+    /// in its own order where the decoder flagged it, else in this one (true: top field first).
+    var interlacedTopFieldFirst: Bool?
+
     func encode(_ frame: Frame) throws {
         let pts = frame.pts
+        if let tff = interlacedTopFieldFirst, !frame.interlaced {
+            frame.interlaced = true
+            frame.topFieldFirst = tff
+        }
         try encoder.encode(frame, emit: write)
         frames += 1
         if frames == 1 { setupWarnings.release() }

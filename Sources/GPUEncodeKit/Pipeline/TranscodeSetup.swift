@@ -62,10 +62,16 @@ final class TranscodeJob {
     private static func mapVideo(_ o: TranscodeOptions, input: VideoSource, output: OutputFile, metadata: MetadataPolicy, sequential: Bool,
                                  shift: Int64) throws
         -> (GPUStage?, EncodeStage, RenderGeometry) {
-        let bypass = o.preset.filters.isEmpty
-        if bypass { o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)") }
         let dec = input.decoder.pointee
         let inStream = input.videoStream
+        let rate = av_guess_frame_rate(input.format, inStream, nil)
+        let interlace = InterlacePlan(mode: o.encoder.deinterlace, presetHasFilters: !o.preset.filters.isEmpty, fieldOrder: input.fieldOrder,
+                                      timeBase: inStream.pointee.time_base, frameRate: rate.num > 0 && rate.den > 0 ? rate : nil,
+                                      codec: o.encoder.codec, input: o.input)
+        for (level, note) in interlace.notes { o.log(level, note) }
+        // --deinterlace frame or field with --preset none: a GPU stage with no filters deinterlaces.
+        let bypass = o.preset.filters.isEmpty && interlace.deinterlace == nil
+        if bypass { o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)") }
         let format = dec.pix_fmt
         let (working, color) = bypass ? (AV_PIX_FMT_YUV420P, YUVColorSpace(matrix: .bt709, fullRange: false)) : input.workingFormat
         // Without a GPU stage nothing turns the picture, so the rotation stays a flag (below).
@@ -92,15 +98,15 @@ final class TranscodeJob {
 
         // The encoder works in the input's time base, so no timestamp is ever rounded.
         let outputFormat = !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath, filters: o.preset.filters) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
-        let rate = av_guess_frame_rate(input.format, inStream, nil)
         var sar = inStream.pointee.sample_aspect_ratio.num > 0 ? inStream.pointee.sample_aspect_ratio : dec.sample_aspect_ratio
         if rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
         var stream = EncoderStream(width: Int32(geometry.outputWidth), height: Int32(geometry.outputHeight), pixelFormat: outputFormat,
-                                   timeBase: inStream.pointee.time_base, frameRate: rate.num > 0 && rate.den > 0 ? rate : nil,
+                                   timeBase: interlace.timeBase, frameRate: interlace.frameRate,
                                    sampleAspectRatio: sar.num > 0 ? sar : nil,
                                    colorPrimaries: AVCOL_PRI_BT709, colorTransfer: AVCOL_TRC_BT709, colorSpace: AVCOL_SPC_BT709,
                                    colorRange: AVCOL_RANGE_MPEG,
                                    globalHeader: output.format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0)
+        if let order = interlace.keptFieldOrder { stream.fieldOrder = order }
         if bypass {
             // The pixels keep their matrix; swscale only turns yuvj (full range) into limited range.
             stream.colorPrimaries = dec.color_primaries
@@ -126,9 +132,10 @@ final class TranscodeJob {
 
         let encode = EncodeStage(encoder: encoder, stream: videoOut, output: output, options: o, shift: shift,
                                  mediaStart: input.startSeconds, mediaDuration: input.durationSeconds)
+        if let order = interlace.keptFieldOrder { encode.interlacedTopFieldFirst = order == AV_FIELD_TT }
         let gpu = bypass ? nil : GPUStage(GPUStage.Settings(geometry: geometry, sourceColor: color, outputFormat: outputFormat,
                                                             timeBase: inStream.pointee.time_base, mediaStart: input.startSeconds,
-                                                            overlapReadback: !sequential), options: o)
+                                                            overlapReadback: !sequential, deinterlace: interlace.deinterlace), options: o)
         return (gpu, encode, geometry)
     }
 
