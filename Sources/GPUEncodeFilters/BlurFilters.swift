@@ -83,17 +83,32 @@ public enum GaussianBlurFilter {
         return (max(sigma * sigma - (dd - 1) / 12 - dd / 6, 0.25) / dd).squareRoot()
     }
 
-    /// A d x d box average as (d/2)^2 bilinear fetches, each the mean of a 2x2 block.
+    /// A d x d box average as (d/2)^2 bilinear fetches, each the mean of a 2x2 block. The reduced
+    /// picture has `margin` texels more on every side (`passMargin`): its texel i covers full-size
+    /// pixels (i - margin) d ..< (i - margin + 1) d, read clamped to the edge outside the picture.
     static func downsample(_ d: Int) -> String {
         var taps: [String] = []
         for j in 0..<(d / 2) { for i in 0..<(d / 2) { taps.append("vec2(\(Double(2 * i - d / 2 + 1)), \(Double(2 * j - d / 2 + 1)))") } }
         return """
         vec4 {{p}}run(vec2 uv) {
+            vec2 centre = (uv * outSize - {{p}}margin) * \(Double(d));
             vec4 sum = vec4(0.0);
-        \(taps.map { "    sum += texture({{p}}input, uv + \($0) / {{p}}inputSize);" }.joined(separator: "\n"))
+        \(taps.map { "    sum += texture({{p}}input, (centre + \($0)) / {{p}}inputSize);" }.joined(separator: "\n"))
             return sum / \(Double(taps.count));
         }
         """
+    }
+
+    /// Back to full size: bilinear from the reduced picture, past its margin.
+    static func upsample(_ d: Int) -> String {
+        "vec4 {{p}}run(vec2 uv) { return texture({{p}}input, (uv * outSize / \(Double(d)) + {{p}}margin) / {{p}}inputSize); }"
+    }
+
+    /// The reduced passes' margin: the reduced blur's radius plus one texel for the bilinear step back up.
+    static func margin(_ f: FilterInstance) -> Int {
+        let d = divisor(f)
+        guard d > 1 else { return 0 }
+        return Int((3 * reducedSigma(radius(f).sigma, d)).rounded(.up)) + 1
     }
 
     public static let declaration = FilterDeclaration(
@@ -103,12 +118,13 @@ public enum GaussianBlurFilter {
         parameters: [
             .float("sigma", default: 2, range: 0...32, "standard deviation in pixels (0: radius / 3)"),
             .int("radius", default: 0, range: 0...96, "taps each side in pixels (0: 3 x sigma, rounded up); giving it forces the exact path"),
-            .choice("quality", ["auto", "exact"], default: "auto", "auto computes wide blurs on a reduced picture (within 50 dB of exact); exact always blurs at full size"),
+            .choice("quality", ["auto", "exact"], default: "auto", "auto computes wide blurs on a reduced picture with a margin past the borders (within 3 code values of exact, borders included); exact always blurs at full size"),
         ],
         kind: .sampling(glsl: """
         uniform float {{p}}offsets[\(maxPairs + 1)];
         uniform float {{p}}weights[\(maxPairs + 1)];
         uniform float {{p}}count;
+        uniform float {{p}}margin;
         """, passes: [pass("vec2(1.0, 0.0)"), pass("vec2(0.0, 1.0)")]),
         check: { f in f.double("sigma") <= 0 && f.double("radius") <= 0 ? "give sigma or radius" : nil },
         arrays: { f, _, _ in
@@ -125,7 +141,8 @@ public enum GaussianBlurFilter {
             let d = divisor(f)
             guard d > 1 else { return [(pass("vec2(1.0, 0.0)"), 1), (pass("vec2(0.0, 1.0)"), 1)] }
             return [(downsample(d), d), (pass("vec2(1.0, 0.0)"), d), (pass("vec2(0.0, 1.0)"), d),
-                    ("vec4 {{p}}run(vec2 uv) { return texture({{p}}input, uv); }", 1)]
-        }
+                    (upsample(d), 1)]
+        },
+        passMargin: { margin($0) }
     )
 }

@@ -29,6 +29,11 @@ public struct FilterDeclaration: Sendable {
     /// source; the renderer asks it for the picture at each frame's time and uploads it only when it
     /// changes. Check the file when the preset loads with `resources` (see VideoInputFilter).
     public var dynamic: (@Sendable (FilterInstance, ResourceContext) throws -> DynamicSource)? = nil
+    /// Texels added on every side of the reduced passes (`passPlan` divisors above 1), in their own
+    /// pixels, set as `uniform float {{p}}margin`: the reduced picture then covers the clamped
+    /// surroundings of the picture too, so a blur computed small treats the borders as the full-size
+    /// one does (the edge pixel repeated), not its coarser reduced edge.
+    public let passMargin: (@Sendable (FilterInstance) -> Int)?
 
     public init(name: String, summary: String, category: FilterCategory, parameters: [ParameterDeclaration] = [],
                 kind: FilterKind,
@@ -36,8 +41,10 @@ public struct FilterDeclaration: Sendable {
                 outputSize: (@Sendable (_ w: Int, _ h: Int, FilterInstance) -> (Int, Int))? = nil,
                 check: (@Sendable (FilterInstance) -> String?)? = nil,
                 arrays: (@Sendable (FilterInstance, _ inputWidth: Int, _ inputHeight: Int) -> [String: [Float]])? = nil,
-                passPlan: (@Sendable (FilterInstance) -> [(glsl: String, divisor: Int)])? = nil) {
+                passPlan: (@Sendable (FilterInstance) -> [(glsl: String, divisor: Int)])? = nil,
+                passMargin: (@Sendable (FilterInstance) -> Int)? = nil) {
         self.passPlan = passPlan
+        self.passMargin = passMargin
         self.name = name
         self.summary = summary
         self.category = category
@@ -75,6 +82,14 @@ public struct FilterDeclaration: Sendable {
         if arrays == nil && resources == nil && passPlan == nil && outputSize == nil { return true }
         return ["intensity", "opacity", "mix", "mixturePercent"].contains(p.name)
     }
+}
+
+/// Where a chain's filters compute (a preset's `"light"`): on the gamma-encoded R'G'B' of the video
+/// (GPUImage's way, the default) or on linear RGB, linearised once at the chain's start and
+/// re-encoded at its end (Movit's way), in half float.
+public enum FilterLight: String, Sendable, CaseIterable {
+    case gamma
+    case linear
 }
 
 public enum FilterCategory: String, Sendable, CaseIterable {

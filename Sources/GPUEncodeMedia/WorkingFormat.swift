@@ -2,16 +2,18 @@ import CFFmpeg
 import GPUEncodeCore
 import GPUEncodeSettings
 
-// The format the GPU reads: planar 8-bit Y'CbCr at the chroma subsampling of the source. Frames
-// already in it are uploaded as decoded; others (10-bit, RGB, NV12 from NVDEC) are converted
-// by swscale first, the one documented per-frame CPU conversion.
+// The format the GPU reads: planar Y'CbCr at the chroma subsampling of the source, 8 bits, or 10,
+// 12 or 16 bits little endian (uploaded as 16-bit textures, never rounded to 8 bits on the CPU).
+// Frames already in it are uploaded as decoded; others (RGB, big-endian or semi-planar formats such
+// as NV12/P010 from NVDEC) are converted by swscale first, the one documented per-frame CPU
+// conversion; it keeps a deep source's bits (P010 becomes yuv420p10le, a plain copy).
 
 extension VideoSource {
-    /// The 8-bit planar format the GPU reads frames of `format` in, and the colour space to read
-    /// them with.
+    /// The planar format the GPU reads frames of `format` in, and the colour space to read them with.
     package static func workingFormat(for format: AVPixelFormat, colorspace: AVColorSpace, range: AVColorRange) -> (AVPixelFormat, YUVColorSpace) {
         let native: [AVPixelFormat] = [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P,
                                        AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUV440P, AV_PIX_FMT_YUVJ440P]
+            + deepFormats.flatMap { $0 }
         let jpeg: [AVPixelFormat] = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P]
         // Unspecified matrices are BT.601, as swscale and the ffmpeg CLI assume.
         let matrix: YUVMatrix
@@ -26,15 +28,27 @@ extension VideoSource {
             return (AV_PIX_FMT_YUV420P, YUVColorSpace(matrix: matrix, fullRange: full))
         }
         let isYUV = desc.flags & UInt64(AV_PIX_FMT_FLAG_RGB) == 0 && desc.flags & UInt64(AV_PIX_FMT_FLAG_PAL) == 0 && desc.nb_components >= 3
-        let target: AVPixelFormat
+        // Deep Y'CbCr keeps its depth (rounded up to 10, 12 or 16 bits); RGB, palette and grey
+        // become 8 bits as before.
+        let depth = Int(desc.comp.0.depth)
+        let row = !isYUV || depth <= 8 ? nil : depth <= 10 ? 0 : depth <= 12 ? 1 : 2
+        let column: Int
         switch (desc.log2_chroma_w, desc.log2_chroma_h) {
-        case (0, 0): target = AV_PIX_FMT_YUV444P
-        case (1, 0): target = AV_PIX_FMT_YUV422P
-        default: target = AV_PIX_FMT_YUV420P
+        case (0, 0): column = 2
+        case (1, 0): column = 1
+        default: column = 0
         }
+        let target = row.map { deepFormats[$0][column] } ?? [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV444P][column]
         // swscale turns RGB, palette and grey into limited-range BT.601 Y'CbCr; YUV keeps its values.
         return isYUV ? (target, YUVColorSpace(matrix: matrix, fullRange: full)) : (target, YUVColorSpace(matrix: .bt601, fullRange: false))
     }
+
+    /// The deep planar formats the GPU reads natively: rows 10, 12 and 16 bits, columns 4:2:0, 4:2:2, 4:4:4.
+    static let deepFormats: [[AVPixelFormat]] = [
+        [AV_PIX_FMT_YUV420P10LE, AV_PIX_FMT_YUV422P10LE, AV_PIX_FMT_YUV444P10LE],
+        [AV_PIX_FMT_YUV420P12LE, AV_PIX_FMT_YUV422P12LE, AV_PIX_FMT_YUV444P12LE],
+        [AV_PIX_FMT_YUV420P16LE, AV_PIX_FMT_YUV422P16LE, AV_PIX_FMT_YUV444P16LE],
+    ]
 
     /// `workingFormat` for what the decoder says its frames are.
     package var workingFormat: (AVPixelFormat, YUVColorSpace) {

@@ -20,6 +20,11 @@ public struct Preset: Sendable {
     public let filters: [FilterInstance]
     /// Encoder settings the preset asks for; command-line flags override them.
     public let encode: PresetEncodeSettings
+    /// `"light"`: where the filters compute. `.gamma` (default): on the video's gamma-encoded R'G'B',
+    /// as GPUImage does. `.linear`: the source is linearised once at the chain's start, every filter
+    /// runs on linear RGB in half float, and the result is re-encoded at the end (Movit's approach),
+    /// so blurs and blends mix light as a lens or a projector would.
+    public let light: FilterLight
     /// Where it came from: a file path, or `builtin:NAME`; every error names it.
     public let origin: String
     /// The parent presets' origins, nearest first, when the preset `extends` another.
@@ -32,8 +37,9 @@ public struct Preset: Sendable {
     public let shaderDefinitions: [Int: ShaderDefinition]
 
     package init(name: String, description: String, version: Int, author: String?, tags: [String], filters: [FilterInstance],
-         encode: PresetEncodeSettings, origin: String, ancestry: [String], warnings: [PresetDiagnostic],
+         encode: PresetEncodeSettings, light: FilterLight = .gamma, origin: String, ancestry: [String], warnings: [PresetDiagnostic],
          shaderDefinitions: [Int: ShaderDefinition]) {
+        self.light = light
         self.name = name
         self.description = description
         self.version = version

@@ -126,7 +126,7 @@ final class PresetReader {
     }
 
     /// `$schema` is allowed (and ignored) so editors can find presets/schema.json.
-    static let topLevelMembers = ["$schema", "version", "name", "description", "author", "tags", "extends", "parameters", "filters", "graph", "encode"]
+    static let topLevelMembers = ["$schema", "version", "name", "description", "author", "tags", "extends", "parameters", "filters", "graph", "encode", "light"]
 
     func read(root original: JSONValue) -> Preset? {
         guard case .object = original.kind else {
@@ -168,10 +168,20 @@ final class PresetReader {
         let written = version < 2 && original["encode"]?["x264Preset"] != nil && original["encode"]?["speed"] == nil ? ["speed": "x264Preset"] : [:]
         var encode = root["encode"].flatMap { v in attempt { try encodeSettings(v, written: written) } } ?? PresetEncodeSettings()
 
+        var light: FilterLight? = root["light"].flatMap { v in
+            attempt {
+                let text = try string(v, "light")
+                guard let l = FilterLight(rawValue: text) else {
+                    throw fail(v, "light", "unknown light \"\(text)\"; expected one of \(FilterLight.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return l
+            }
+        }
         var parent: (preset: Preset, origin: String)? = nil
         if let ext = root["extends"] {
             parent = loadParent(ext)
             if let p = parent?.preset {
+                light = light ?? p.light
                 description = description ?? p.description
                 author = author ?? p.author
                 tags = tags ?? p.tags
@@ -218,7 +228,7 @@ final class PresetReader {
         guard errors.isEmpty, let name, let chain else { return nil }
         let ancestry = parent.map { [$0.origin] + $0.preset.ancestry } ?? []
         return Preset(name: name, description: description ?? "", version: version, author: author, tags: tags ?? [],
-                      filters: chain.filters, encode: encode, origin: origin, ancestry: ancestry, warnings: warnings,
+                      filters: chain.filters, encode: encode, light: light ?? .gamma, origin: origin, ancestry: ancestry, warnings: warnings,
                       shaderDefinitions: chain.shaders)
     }
 

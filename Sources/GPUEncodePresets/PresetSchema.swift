@@ -99,6 +99,8 @@ public enum PresetSchema {
                                      ("items", .object([("anyOf", .array([ref("nodeStep"), ref("filter")]))]))])),
                 ("graph", ref("graph")),
                 ("encode", ref("encode")),
+                ("light", .object([("enum", .strings(FilterLight.allCases.map(\.rawValue))), ("default", .string(FilterLight.gamma.rawValue)),
+                                   ("description", .string("Where filters compute: gamma (the video's R'G'B', as GPUImage) or linear (linearised at the start, half float, re-encoded at the end, as Movit): blurs and blends then mix light physically."))])),
             ])),
             ("additionalProperties", .bool(false)),
             ("$defs", .object(defs)),

@@ -17,6 +17,7 @@ public enum PresetWriter {
             let enc = EncodeSetting.all.filter { $0.places.contains(.preset) }.compactMap { s in s.jsonValue(of: e).map { (s.key, $0) } }
             members.append(("encode", .object(enc)))
         }
+        if preset.light != .gamma { members.append(("light", .string(preset.light.rawValue))) }
         let filters = preset.filters.enumerated().map { i, f in filter(f, shader: preset.shaderDefinitions[i]) }
         members.append(("filters", .array(filters)))
         return .object(members)

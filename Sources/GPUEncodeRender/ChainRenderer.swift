@@ -60,7 +60,10 @@ final class ChainRenderer {
     let chainPlan: ChainPlan
 
     /// `limits`: the current context's, unless a test plans for another GPU.
-    init(source: ChainSource, filters: [FilterInstance], fuse: Bool = true, limits: GPULimits? = nil) throws {
+    /// `deep`: the source has more than 8 bits; every intermediate texture is then half float and
+    /// fused filters are not rounded to 8 bits between them (8-bit sources keep GPUImage's RGBA8
+    /// textures and rounding, so their outputs do not change).
+    init(source: ChainSource, filters: [FilterInstance], fuse: Bool = true, deep: Bool = false, limits: GPULimits? = nil) throws {
         let limits = limits ?? GPULimits.current()
         chainPlan = try ChainPlan(filters: filters, sourceGLSL: source.glsl, fuse: fuse, limits: limits)
         let segments = chainPlan.segments
@@ -75,7 +78,7 @@ final class ChainRenderer {
         /// size (their rounding would otherwise be magnified when scaled back up). Colour-renderable
         /// half floats are core in OpenGL ES 3.2, which both llvmpipe and NVIDIA provide.
         func take(_ w: Int, _ h: Int, precise: Bool = false) throws -> RenderTarget {
-            let format = GLenum(precise ? GL_RGBA16F : GL_RGBA8)
+            let format = GLenum(precise || deep ? GL_RGBA16F : GL_RGBA8)
             if let i = free.firstIndex(where: { $0.width == w && $0.height == h && $0.format == format }) { return free.remove(at: i) }
             try ChainRenderer.checkSize(w, h, limits: limits, of: .preset(filters.first?.context.origin))
             textureCount += 1
@@ -95,7 +98,7 @@ final class ChainRenderer {
                     pinned.append(ObjectIdentifier(current))
                 }
             }
-            let (declarations, calls) = FilterCodegen.pointChain(segment.points)
+            let (declarations, calls) = FilterCodegen.pointChain(segment.points, roundTo8Bits: !deep)
             switch segment {
             case .source:
                 let program = try ShaderProgram(fragment: ChainRenderer.header + source.glsl + declarations + """
@@ -161,11 +164,13 @@ final class ChainRenderer {
                 size = f.declaration.outputSize.map { $0(size.0, size.1, f) } ?? size
                 size = (max(1, size.0), max(1, size.1))
                 let filterSize = size
+                let margin = f.declaration.passMargin?(f) ?? 0
                 var previous: RenderTarget? = nil
                 var previousSize = inputSize
                 for (k, (passSource, divisor)) in plan.enumerated() {
                     let last = k == plan.count - 1
-                    let passSize = last ? filterSize : (max(1, (filterSize.0 + divisor - 1) / divisor), max(1, (filterSize.1 + divisor - 1) / divisor))
+                    let pad = divisor > 1 ? 2 * margin : 0
+                    let passSize = last ? filterSize : (max(1, (filterSize.0 + divisor - 1) / divisor) + pad, max(1, (filterSize.1 + divisor - 1) / divisor) + pad)
                     let text = ChainPlan.samplingPassText(prefix: prefix, glsl: glsl, pass: passSource,
                                                           declarations: last ? declarations : "", calls: last ? calls : "")
                     let program: ShaderProgram
@@ -178,6 +183,7 @@ final class ChainRenderer {
                     let input = previous ?? segmentInput
                     program.set("\(prefix)inputSize", Float(previousSize.0), Float(previousSize.1))
                     program.set("\(prefix)sourceSize", Float(inputSize.0), Float(inputSize.1))
+                    program.set("\(prefix)margin", Float(margin))
                     let target = try take(passSize.0, passSize.1, precise: !last && divisor > 1)
                     previousSize = passSize
                     let passOwners = [(prefix, f)] + (last ? owners(points) : [])
@@ -282,11 +288,7 @@ final class ChainRenderer {
             if pass.bindings.isAnimated { pass.bindings.update(time: time) }
             glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
             if let name = pass.statistic {
-                var texel: [UInt8] = [0, 0, 0, 0]
-                glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), pass.target.fbo)
-                glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
-                glReadPixels(0, 0, 1, 1, GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), &texel)
-                let value = texel.map { Double($0) / 255 }
+                let value = pass.target.readRGBA(width: 1, height: 1)
                 statistics.append((String(name.split(separator: "_").last ?? Substring(name)), value))
                 average = value.map(Float.init)
             }

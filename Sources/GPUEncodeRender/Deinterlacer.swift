@@ -36,13 +36,14 @@ public final class Deinterlacer {
 
     public init(renderer: FrameRenderer) throws {
         self.renderer = renderer
-        program = try ShaderProgram(fragment: DeinterlaceShaders.fragment, label: "deinterlace")
+        // Deep sources (10 to 16 bits) are kept as unsigned integer code values (R16UI/RGBA16UI).
+        let deep = renderer.geometry.bitDepth > 8
+        program = try ShaderProgram(fragment: DeinterlaceShaders.fragment(integer: deep), label: "deinterlace")
         program.use()
         program.set("prevTex", int: 0)
         program.set("curTex", int: 1)
         program.set("nextTex", int: 2)
-        // The source planes hold 8-bit code values (UNORM8, 1.0 = 255).
-        program.set("sampleMax", int: 255)
+        program.set("sampleMax", int: Int32((1 << renderer.geometry.bitDepth) - 1))
         history = (0..<3).map { _ in renderer.makeSourcePlanes() }
         for plane in renderer.sourcePlanes {
             var f: GLuint = 0

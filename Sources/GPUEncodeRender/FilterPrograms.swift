@@ -17,13 +17,16 @@ enum FilterCodegen {
     /// Declarations and the fused call sequence for consecutive point (and blend) filters, given
     /// with the prefix each one's uniforms carry. Each filter's result is clamped and rounded to 8
     /// bits as if it had been written to an 8-bit texture, so fusing gives the picture of one pass per
-    /// filter (GPUImage's look) rather than a more precise but different one.
-    static func pointChain(_ filters: [(prefix: String, filter: FilterInstance)]) -> (declarations: String, calls: String) {
+    /// filter (GPUImage's look) rather than a more precise but different one. Without `roundTo8Bits`
+    /// (sources deeper than 8 bits, whose intermediates are half float) results are only clamped,
+    /// so a 10-bit picture keeps its steps between filters.
+    static func pointChain(_ filters: [(prefix: String, filter: FilterInstance)], roundTo8Bits: Bool = true) -> (declarations: String, calls: String) {
         var declarations = ""
         var calls = ""
         for (prefix, f) in filters {
             declarations += function(f, prefix: prefix)
-            calls += "    c = floor(clamp(\(prefix)apply(c, uv), 0.0, 1.0) * 255.0 + 0.5) / 255.0;\n"
+            calls += roundTo8Bits ? "    c = floor(clamp(\(prefix)apply(c, uv), 0.0, 1.0) * 255.0 + 0.5) / 255.0;\n"
+                                  : "    c = clamp(\(prefix)apply(c, uv), 0.0, 1.0);\n"
         }
         return (declarations, calls)
     }

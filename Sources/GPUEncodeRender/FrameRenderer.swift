@@ -1,13 +1,15 @@
 import CEGL
+import Glibc
 import GPUEncodeCore
 import GPUEncodeFilters
 
-/// Y'CbCr planes in, filtered BT.709 limited-range 4:2:0 planes out. Video frames go through a
+/// Y'CbCr planes (8 bits, or deeper as two bytes a sample) in, filtered BT.709 limited-range 4:2:0 planes out. Video frames go through a
 /// `RenderPipeline`, which decides when each frame's readback is collected; previews take the
 /// filtered picture as RGBA (`renderRGBA`).
 public final class FrameRenderer {
     public let geometry: RenderGeometry
     public let path: RenderPath
+    public let light: FilterLight
     public var writesNV12: Bool { nv12 != nil }
     private let planes: [Texture]
     /// Source planes uploaded four samples per RGBA8 texel (the fused single pass reads them so).
@@ -44,10 +46,13 @@ public final class FrameRenderer {
     var pendingFrames: Int { pendingReads.count }
 
     /// `limits`: the current context's, unless a test plans for another GPU.
+    /// `light`: the preset's; linear light linearises the source, filters in half float and
+    /// re-encodes at the end (`lightGLSL`).
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
-                pixelBuffers: Bool = false, copyThreads: Int? = nil, limits: GPULimits? = nil) throws {
+                light: FilterLight = .gamma, pixelBuffers: Bool = false, copyThreads: Int? = nil, limits: GPULimits? = nil) throws {
         geometry = g
         self.path = path
+        self.light = light
         let limits = limits ?? GPULimits.current()
         try ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: limits, of: .input)
         try ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: limits, of: .preset(filters.first?.context.origin))
@@ -62,18 +67,26 @@ public final class FrameRenderer {
         if direct && !filters.isEmpty { passes = [FrameRenderer.fusedPassLine(filters)] }
         let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
         transfers = writesNV12 && pixelBuffers ? TransferBuffers(count: 3 + 3 * FrameRenderer.readSets, copyThreads: copyThreads) : nil
+        // Deep sources (more than 8 bits, two bytes a sample) go up as 16-bit integer textures,
+        // which GLES 3.0 reads only with texelFetch: the shaders filter them by hand (`forDepth`).
+        let deep = g.bitDepth > 8
+        // Deep sources and linear light filter in half float, without 8-bit rounding between filters.
+        let linear = light == .linear
+        let precise = deep || linear
         if packed {
+            let format = GLenum(deep ? GL_RGBA16UI : GL_RGBA8)
             planes = [
-                Texture(width: (g.sourceWidth + 3) / 4, height: g.sourceHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
-                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
-                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: GLenum(GL_RGBA8), filter: GL_NEAREST),
+                Texture(width: (g.sourceWidth + 3) / 4, height: g.sourceHeight, format: format, filter: GL_NEAREST),
+                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: format, filter: GL_NEAREST),
+                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: format, filter: GL_NEAREST),
             ]
         } else {
             // Luma is read with texelFetch per pixel and bilinearly (2x2 averages) by the chroma pass.
+            let (format, filter) = deep ? (GLenum(GL_R16UI), GL_NEAREST) : (GLenum(GL_R8), GL_LINEAR)
             planes = [
-                Texture(width: g.sourceWidth, height: g.sourceHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
-                Texture(width: g.chromaWidth, height: g.chromaHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
-                Texture(width: g.chromaWidth, height: g.chromaHeight, format: GLenum(GL_R8), filter: GL_LINEAR),
+                Texture(width: g.sourceWidth, height: g.sourceHeight, format: format, filter: filter),
+                Texture(width: g.chromaWidth, height: g.chromaHeight, format: format, filter: filter),
+                Texture(width: g.chromaWidth, height: g.chromaHeight, format: format, filter: filter),
             ]
         }
         glGenVertexArrays(1, &vao)
@@ -112,17 +125,17 @@ public final class FrameRenderer {
 
         if direct {
             let owners = filters.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
-            let prelude = FrameRenderer.prelude(filters)
+            let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.forDepth(FrameRenderer.prelude(filters, roundTo8Bits: !precise), bits: g.bitDepth), linear)
             var resources: [String: [String: ResourceTexture]] = [:]
             var made: [(ShaderProgram, RenderTarget)] = []
             if packed {
-                made = [(try ShaderProgram(fragment: prelude + FrameRenderer.packedBlockMain, label: "Y'CbCr (filters fused)"),
+                made = [(try ShaderProgram(fragment: FrameRenderer.dithered(prelude + FrameRenderer.packedBlockMain, deep), label: "Y'CbCr (filters fused)"),
                          try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)]))]
             } else {
                 made = [
-                    (try ShaderProgram(fragment: prelude + FrameRenderer.directLumaMain, label: "luma (filters fused)"),
+                    (try ShaderProgram(fragment: FrameRenderer.dithered(prelude + FrameRenderer.directLumaMain, deep), label: "luma (filters fused)"),
                      try RenderTarget(width: (w + 3) / 4, height: h, formats: [GLenum(GL_RGBA8)])),
-                    (try ShaderProgram(fragment: prelude + FrameRenderer.directChromaMain, label: "chroma (filters fused)"),
+                    (try ShaderProgram(fragment: FrameRenderer.dithered(prelude + FrameRenderer.directChromaMain, deep), label: "chroma (filters fused)"),
                      try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)])),
                 ]
             }
@@ -133,13 +146,13 @@ public final class FrameRenderer {
             }
             if packed { nv12 = made[0].1 }
         } else {
-            let chainSource = ChainSource(glsl: FrameRenderer.chainSourceGLSL, width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
-            let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, limits: limits)
+            let chainSource = ChainSource(glsl: FrameRenderer.exactSampling(FrameRenderer.forDepth(FrameRenderer.chainSource(light: light), bits: g.bitDepth)), width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
+            let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, deep: precise, limits: limits)
             self.chain = chain
             passes = chain.chainPlan.description
             if writesNV12 {
                 // One pass from the chain's RGBA to NV12, a 4x2 block per fragment.
-                let program = try ShaderProgram(fragment: FrameRenderer.nv12FromRGBA, label: "RGB to NV12")
+                let program = try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.dithered(FrameRenderer.nv12FromRGBA, deep), linear), label: "RGB to NV12")
                 let target = try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)])
                 setUp(program)
                 glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
@@ -147,14 +160,14 @@ public final class FrameRenderer {
                 nv12 = target
             } else {
             conversion = [
-                (try ShaderProgram(fragment: FrameRenderer.lumaFromRGBA, label: "RGB to Y"),
+                (try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.dithered(FrameRenderer.lumaFromRGBA, deep), linear), label: "RGB to Y"),
                  try RenderTarget(width: w, height: h, formats: [GLenum(GL_R8)])),
-                (try ShaderProgram(fragment: FrameRenderer.chromaFromRGBA, label: "RGB to CbCr"),
+                (try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.dithered(FrameRenderer.chromaFromRGBA, deep), linear), label: "RGB to CbCr"),
                  try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)])),
             ]
             for (program, _) in conversion {
                 setUp(program)
-                program.set("texelSize", 1 / Float(chain.outputWidth), 1 / Float(chain.outputHeight))
+                glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
             }
             }
         }
@@ -218,10 +231,23 @@ public final class FrameRenderer {
         upload(source)
         defer { frameIndex += 1 }
         let result = chain.render(time: time, frameIndex: frameIndex)
-        var pixels = [UInt8](repeating: 0, count: result.width * result.height * 4)
-        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), result.fbo)
-        glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
-        glReadPixels(0, 0, GLsizei(result.width), GLsizei(result.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), &pixels)
+        let pixels: [UInt8]
+        if result.format == GLenum(GL_RGBA8) {
+            var bytes = [UInt8](repeating: 0, count: result.width * result.height * 4)
+            glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), result.fbo)
+            glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
+            glReadPixels(0, 0, GLsizei(result.width), GLsizei(result.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), &bytes)
+            pixels = bytes
+        } else {
+            // A deep source's chain ends in half float: rounded to bytes here (a preview is 8-bit).
+            // (Linear light is encoded again here, as the conversions to Y'CbCr do; alpha stays linear.)
+            let values = result.readRGBA(width: result.width, height: result.height)
+            pixels = values.indices.map { i in
+                var v = min(max(values[i], 0), 1)
+                if light == .linear && i % 4 != 3 { v = v < 0.018 ? 4.5 * v : 1.099 * pow(v, 0.45) - 0.099 }
+                return UInt8(min(max((v * 255).rounded(), 0), 255))
+            }
+        }
         try FrameRenderer.checkError("rendering a preview")
         return RGBAImage(width: result.width, height: result.height, pixels: pixels)
     }
@@ -266,11 +292,11 @@ public final class FrameRenderer {
         }
         for (i, t) in planes.enumerated() {
             glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
-            // (The buffers upload planes packed four samples per texel; a chain's R8 planes go directly.)
+            // (The buffers upload planes packed four samples per texel; a chain's planes go one sample a texel.)
             if packed {
                 t.uploadPacked(source[i].data, stride: source[i].stride, scratch: &scratch)
             } else {
-                t.upload(source[i].data, stride: source[i].stride)
+                t.upload(source[i].data, stride: source[i].stride, scratch: &scratch)
             }
         }
     }

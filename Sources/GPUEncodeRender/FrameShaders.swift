@@ -15,10 +15,8 @@ extension FrameRenderer {
     """
 
     /// The source planes and how to sample them; shared by the fused passes and the chain's first pass.
+    /// The sampling itself is `sourceSampling8`, which `forDepth` swaps for deep sources.
     static let sourceUniforms = """
-    uniform highp sampler2D texY;
-    uniform highp sampler2D texU;
-    uniform highp sampler2D texV;
     uniform mat3 yuvToRgb;
     uniform vec3 yuvOffset;
     uniform mat3 rgbToYuv;
@@ -32,37 +30,179 @@ extension FrameRenderer {
     uniform ivec2 lumaMax;
     uniform ivec2 chromaMax;
     uniform ivec2 texelMax;
-    vec2 chromaCoord(vec2 s) { return (s * chromaScale + chromaBias) / chromaSize; }
-    // s: a source pixel centre (pixel units).
-    vec3 sourceAt(vec2 s) {
-        vec2 cc = chromaCoord(s);
-        return vec3(texelFetch(texY, ivec2(s), 0).r, texture(texU, cc).r, texture(texV, cc).r);
-    }
-    // s: a source pixel corner; luma is the average of the four pixels around it.
-    vec3 sourceBetween(vec2 s) {
-        vec2 cc = chromaCoord(s);
-        return vec3(texture(texY, s / lumaSize).r, texture(texU, cc).r, texture(texV, cc).r);
+
+    """ + sourceSampling8
+
+    /// 8-bit planes: R8 textures sampled bilinearly by the GPU's texture unit (or RGBA8, four samples
+    /// a texel, for the packed pass, which reads them through `fetch4` and interpolates by hand).
+    static let sourceSampling8 = """
+    #define SourceSampler highp sampler2D
+    uniform highp sampler2D texY;
+    uniform highp sampler2D texU;
+    uniform highp sampler2D texV;
+    vec4 fetch4(highp sampler2D t, ivec2 p) { return texelFetch(t, p, 0); }
+    float sampleAt(highp sampler2D t, ivec2 p, ivec2 mx) { return texelFetch(t, clamp(p, ivec2(0), mx), 0).r; }
+    """ + hardwareBilinear + sourceReaders
+
+    /// 8-bit bilinear sampling by the texture unit: one fetch, but with 8-bit weights and results on
+    /// llvmpipe (up to half a code value off), which the chroma downsampling passes on. The per-plane
+    /// passes use it; a chain's first pass swaps in `exactBilinear` (`exactSampling`): a blur after
+    /// it would spread the error, and that pass reads each pixel once.
+    static let hardwareBilinear = """
+    // c: a position in texels (centres at i + 0.5); mx + 1 is the plane's size.
+    float bilinear(highp sampler2D t, vec2 c, ivec2 mx) { return texture(t, c / vec2(mx + 1)).r; }
+
+    """
+
+    static let exactBilinear = """
+    // c: a position in texels (centres at i + 0.5), clamped to the edge as GL_CLAMP_TO_EDGE does.
+    float bilinear(SourceSampler t, vec2 c, ivec2 mx) {
+        vec2 f = c - 0.5;
+        vec2 i = floor(f);
+        vec2 w = f - i;
+        ivec2 p = ivec2(i);
+        float top = mix(sampleAt(t, p, mx), sampleAt(t, p + ivec2(1, 0), mx), w.x);
+        float bottom = mix(sampleAt(t, p + ivec2(0, 1), mx), sampleAt(t, p + ivec2(1, 1), mx), w.x);
+        return mix(top, bottom, w.y);
     }
 
     """
 
+    /// `glsl` (including `sourceUniforms`) with 8-bit sources interpolated exactly, in float.
+    static func exactSampling(_ glsl: String) -> String {
+        guard glsl.ranges(of: hardwareBilinear).count == 1 else { return glsl }
+        return glsl.replacing(hardwareBilinear, with: exactBilinear)
+    }
+
+    /// The two source readers, over `sampleAt` (one sample, clamped to the plane) and `bilinear`.
+    static let sourceReaders = """
+    // s: a source pixel centre (pixel units).
+    vec3 sourceAt(vec2 s) {
+        vec2 cc = s * chromaScale + chromaBias;
+        return vec3(sampleAt(texY, ivec2(s), lumaMax), bilinear(texU, cc, chromaMax), bilinear(texV, cc, chromaMax));
+    }
+    // s: a source pixel corner; luma is the average of the four pixels around it.
+    vec3 sourceBetween(vec2 s) {
+        vec2 cc = s * chromaScale + chromaBias;
+        return vec3(bilinear(texY, s, lumaMax), bilinear(texU, cc, chromaMax), bilinear(texV, cc, chromaMax));
+    }
+
+    """
+
+    /// Deep planes (9 to 16 bits): R16UI textures (RGBA16UI for the packed pass), read with
+    /// texelFetch (GLES 3.0 cannot filter integer textures). Every fetch returns
+    /// code / (255 * 2^(bits-8)): 10-bit 64 is 8-bit 16, so the 8-bit colour matrices hold.
+    static func sourceSampling16(bits: Int) -> String {
+        """
+        #define SourceSampler highp usampler2D
+        uniform highp usampler2D texY;
+        uniform highp usampler2D texU;
+        uniform highp usampler2D texV;
+        const float sampleScale = 1.0 / \(Double(255 << (bits - 8)));
+        vec4 fetch4(highp usampler2D t, ivec2 p) { return vec4(texelFetch(t, p, 0)) * sampleScale; }
+        float sampleAt(highp usampler2D t, ivec2 p, ivec2 mx) { return float(texelFetch(t, clamp(p, ivec2(0), mx), 0).r) * sampleScale; }
+
+        """ + exactBilinear + sourceReaders
+    }
+
+    /// `glsl` (a shader that includes `sourceUniforms`) for sources of `bits` per sample: itself for
+    /// 8 bits, so 8-bit outputs stay as they were; the 16-bit sampling otherwise.
+    static func forDepth(_ glsl: String, bits: Int) -> String {
+        guard bits > 8 else { return glsl }
+        precondition(glsl.ranges(of: sourceSampling8).count == 1, "a source shader includes the sampling once")
+        return glsl.replacing(sourceSampling8, with: sourceSampling16(bits: bits))
+    }
+
     /// Source sampling, colour conversion and the fused point-filter chain (`filtered`), for the
     /// passes that go straight from source planes to output planes.
-    static func prelude(_ filters: [FilterInstance]) -> String {
-        let (declarations, calls) = FilterCodegen.pointChain(filters.enumerated().map { ("f\($0)_", $1) })
-        return ChainRenderer.header + sourceUniforms + declarations + """
+    static func prelude(_ filters: [FilterInstance], roundTo8Bits: Bool = true) -> String {
+        let (declarations, calls) = FilterCodegen.pointChain(filters.enumerated().map { ("f\($0)_", $1) }, roundTo8Bits: roundTo8Bits)
+        return ChainRenderer.header + sourceUniforms + lightGLSL + declarations + """
         // uv: where the pixel is in the output, (0, 0) top-left to (1, 1) bottom-right.
         vec4 filtered(vec3 yuv, vec2 uv) {
             vec4 c = vec4(clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0), 1.0);
-        \(calls)    return c;
+        #ifdef LINEAR_LIGHT
+            c.rgb = toLinear(c.rgb);
+        #endif
+        \(calls)#ifdef LINEAR_LIGHT
+            c.rgb = fromLinear(c.rgb);
+        #endif
+            return c;
         }
 
         """
     }
 
+    /// Ordered dither for 8-bit outputs of deep sources (`dithered` defines DITHER): an 8x8 Bayer
+    /// threshold of -1/2 .. 1/2 code value added before the target rounds to 8 bits, so a 10-bit
+    /// gradient becomes a fine pattern instead of bands (HighBitDepthTests measure it). It depends on the pixel's position only, so pipelined and --deterministic runs,
+    /// and every frame, agree byte for byte. Without DITHER the macros are the plain values: 8-bit
+    /// sources compile to the same shaders as before.
+    static let ditherGLSL = """
+    #ifdef DITHER
+    float dither(ivec2 p) {
+        int x = p.x & 7;
+        int y = p.y & 7;
+        int v = ((((x ^ y) >> 2) & 1) << 1) | ((y >> 2) & 1) | ((((x ^ y) >> 1) & 1) << 3) | (((y >> 1) & 1) << 2)
+            | (((x ^ y) & 1) << 5) | ((y & 1) << 4);
+        return ((float(v) + 0.5) / 64.0 - 0.5) / 255.0;
+    }
+    vec4 dither4(ivec2 p) { return vec4(dither(p), dither(p + ivec2(1, 0)), dither(p + ivec2(2, 0)), dither(p + ivec2(3, 0))); }
+    #define DITHERED(v, p) ((v) + dither(p))
+    #define DITHERED4(v, p) ((v) + dither4(p))
+    #else
+    #define DITHERED(v, p) (v)
+    #define DITHERED4(v, p) (v)
+    #endif
+
+    """
+
+    /// `glsl` (a whole shader) with the ordered dither on (`ditherGLSL`) when `on`.
+    static func dithered(_ glsl: String, _ on: Bool) -> String {
+        defining("DITHER", in: glsl, on)
+    }
+
+    /// `glsl` (a whole shader) with `name` defined for the preprocessor when `on`.
+    static func defining(_ name: String, in glsl: String, _ on: Bool) -> String {
+        guard on else { return glsl }
+        precondition(glsl.hasPrefix("#version 300 es\n"), "a shader starts with its version line")
+        return "#version 300 es\n#define \(name)\n" + glsl.dropFirst("#version 300 es\n".count)
+    }
+
+    /// A preset's `"light": "linear"` (LINEAR_LIGHT defined): the BT.709 transfer function and its
+    /// inverse, between the video's R'G'B' and linear RGB. The source is linearised after its
+    /// conversion to RGB, the filters run on linear values (in half float: no 8-bit rounding between
+    /// them), and the result is encoded again before it becomes Y'CbCr.
+    static let lightGLSL = """
+    #ifdef LINEAR_LIGHT
+    vec3 toLinear(vec3 v) {
+        v = clamp(v, 0.0, 1.0);
+        return mix(v / 4.5, pow((v + 0.099) / 1.099, vec3(1.0 / 0.45)), step(vec3(0.081), v));
+    }
+    vec3 fromLinear(vec3 l) {
+        l = clamp(l, 0.0, 1.0);
+        return mix(4.5 * l, 1.099 * pow(l, vec3(0.45)) - 0.099, step(vec3(0.018), l));
+    }
+    #endif
+
+    """
+
+    /// The chain's first pass for `light`: the source in linear RGB when linear.
+    static func chainSource(light: FilterLight) -> String {
+        guard light == .linear else { return chainSourceGLSL }
+        return lightGLSL.replacing("#ifdef LINEAR_LIGHT\n", with: "").replacing("#endif\n", with: "")
+            + chainSourceGLSL.replacing("vec4 sourcePixel(vec2 p) {", with: "vec4 encodedSourcePixel(vec2 p) {") + """
+            vec4 sourcePixel(vec2 p) {
+                vec4 c = encodedSourcePixel(p);
+                return vec4(toLinear(c.rgb), c.a);
+            }
+
+            """
+    }
+
     /// Four horizontally adjacent output pixels per fragment: a quarter of the fragments, and the
     /// RGBA8 result is already the bytes of the Y plane.
-    static let directLumaMain = """
+    static let directLumaMain = ditherGLSL + """
     out vec4 fragColor;
     float lumaAt(vec2 o) {
         vec2 s = clamp(srcFromOut * o + srcOffset, vec2(0.5), lumaSize - 0.5);
@@ -70,39 +210,73 @@ extension FrameRenderer {
     }
     void main() {
         vec2 o = vec2(floor(gl_FragCoord.x) * 4.0 + 0.5, gl_FragCoord.y);
-        fragColor = vec4(lumaAt(o), lumaAt(o + vec2(1.0, 0.0)), lumaAt(o + vec2(2.0, 0.0)), lumaAt(o + vec2(3.0, 0.0)));
+        fragColor = DITHERED4(vec4(lumaAt(o), lumaAt(o + vec2(1.0, 0.0)), lumaAt(o + vec2(2.0, 0.0)), lumaAt(o + vec2(3.0, 0.0))),
+                              ivec2(int(gl_FragCoord.x) * 4, int(gl_FragCoord.y)));
     }
     """
 
-    /// Left-sited 4:2:0 chroma: [1/4, 1/2, 1/4] across columns 2i-1..2i+1, the average of rows
-    /// 2j and 2j+1, as two taps at the corners (2i, 2j+1) and (2i+1, 2j+1).
-    static let directChromaMain = """
+    /// The chroma downsampling every path shares, as GLSL constants: left-sited 4:2:0 from a 5x4
+    /// neighbourhood of full-resolution RGB, columns 2i-2 .. 2i+2 by rows 2j-1 .. 2j+2.
+    /// Horizontally LeGall's 5/3 analysis low-pass (-1, 2, 6, 2, -1) / 8: with the linear
+    /// interpolation that upsamples left-sited chroma it reconstructs the chroma samples exactly
+    /// (the biorthogonal pair of JPEG 2000's reversible wavelet), while still nulling the luma
+    /// Nyquist frequency, so a picture made by filters is not aliased. Vertically (chroma centred
+    /// between rows 2j and 2j+1) (-1, 5, 5, -1) / 8: a null at the luma Nyquist frequency, at most
+    /// 6% gain, and with the 3/4, 1/4 upsampling a round trip of [1/16, 7/8, 1/16] instead of the
+    /// [1/8, 3/4, 1/8] of the 2x2 box it replaces. Identity is then as transparent as ffmpeg's
+    /// round trip through RGB (ChromaFidelityTests).
+    static let chromaTaps = """
+    const float chromaH[5] = float[5](-0.125, 0.25, 0.75, 0.25, -0.125);
+    const float chromaV[4] = float[4](-0.125, 0.625, 0.625, -0.125);
+
+    """
+
+    /// Chroma for one output chroma sample (left-sited: column 2i, rows 2j and 2j+1) over its 5x4
+    /// neighbourhood (`chromaTaps`), clamped to the picture. The rows 2j and 2j+1 (weight 5/8 each)
+    /// are filtered as four 2x2 averages (`sourceBetween`: the 5-tap row kernel is 3/4 of the pairs
+    /// beside column 2i less 1/4 of the pairs outside them); each outer row (weight -1/8) is read
+    /// at column 2i alone and filtered once. The packed pass averages those rows across the five
+    /// columns instead; in Y'CbCr both give the same chroma (the 5-tap kernel undoes the linear
+    /// chroma upsampling exactly), so for linear filters the paths agree while this one reads 18
+    /// texture samples per chroma sample, not 60: llvmpipe's cost is in its texture reads.
+    static let directChromaMain = chromaTaps + ditherGLSL + """
     layout(location = 0) out float cb;
     layout(location = 1) out float cr;
+    vec3 outerRow(int i, int y, ivec2 last) {
+        vec2 o = vec2(float(2 * i) + 0.5, float(clamp(y, 0, last.y)) + 0.5);
+        return filtered(sourceAt(clamp(srcFromOut * o + srcOffset, vec2(0.5), lumaSize - 0.5)), o / outSize).rgb;
+    }
     void main() {
-        vec2 p = gl_FragCoord.xy * 2.0;
-        vec3 rgb = 0.5 * (filtered(sourceBetween(srcFromOut * (p - vec2(1.0, 0.0)) + srcOffset), (p - vec2(1.0, 0.0)) / outSize).rgb
-                        + filtered(sourceBetween(srcFromOut * p + srcOffset), p / outSize).rgb);
+        ivec2 c = ivec2(gl_FragCoord.xy);
+        ivec2 last = ivec2(outSize) - 1;
+        float top = float(2 * c.y) + 1.0;
+        // Corners between columns (2i-1, 2i), (2i, 2i+1), (2i-2, 2i-1), (2i+1, 2i+2); past the picture's
+        // edge the source's clamp-to-edge sampling repeats the edge pixels, as the other paths do.
+        vec3 inner = vec3(0.0);
+    \([(0, 0.75), (1, 0.75), (-1, -0.25), (2, -0.25)].map { "    inner += \($0.1) * filtered(sourceBetween(srcFromOut * vec2(float(2 * c.x + \($0.0)), top) + srcOffset), vec2(float(2 * c.x + \($0.0)), top) / outSize).rgb;" }.joined(separator: "\n"))
+        vec3 rgb = 2.0 * chromaV[1] * inner + chromaV[0] * outerRow(c.x, 2 * c.y - 1, last) + chromaV[3] * outerRow(c.x, 2 * c.y + 2, last);
         vec3 yuv = rgbToYuv * rgb + outOffset;
-        cb = yuv.y;
-        cr = yuv.z;
+        cb = DITHERED(yuv.y, c + ivec2(4, 0));
+        cr = DITHERED(yuv.z, c + ivec2(0, 4));
     }
     """
 
     /// The packed pass (upright 4:2:0): each fragment shades a 4x2 block of pixels and writes its
     /// eight Y samples (even and odd row to two targets, four per texel: the plane's bytes) and its
-    /// two Cb and two Cr samples as one texel of an NV12 CbCr plane (x264's own layout). The chroma samples average the block's own filtered pixels plus
-    /// the column to its left, the same left-sited [1/4 1/2 1/4] x [1/2 1/2] taps as
-    /// `chromaFromRGBA`, so this single pass equals the RGBA path up to rounding. Sources come packed
-    /// four samples per texel; chroma is interpolated by hand exactly as bilinear sampling would
-    /// (left-sited columns, rows weighted 3/4 and 1/4).
+    /// two Cb and two Cr samples as one texel of an NV12 CbCr plane (x264's own layout). The chroma
+    /// samples come from rows 2m-1 .. 2m+2 and columns 4q-2 .. 4q+4 (`chromaTaps`), clamped to the
+    /// picture as the RGBA path's are: the block's own rows filtered pixel by pixel, the outer two
+    /// (weight -1/8) averaged in Y'CbCr across each sample's five columns and filtered once (18
+    /// filter evaluations for 8 pixels rather than 28, `outerRow`), so this single pass equals the
+    /// RGBA path up to rounding for linear filters and nearly so for others. Sources come packed four samples per texel; chroma is interpolated
+    /// by hand exactly as bilinear sampling would (left-sited columns, rows weighted 3/4 and 1/4).
     static let packedBlockMain = nv12Block + """
     // Chroma columns 2q-1 .. 2q+2 of one row, edges repeated.
-    vec4 chromaCols(highp sampler2D tex, int q, int row) {
+    vec4 chromaCols(SourceSampler tex, int q, int row) {
         int odd = q & 1;
         int first = (q >> 1) - 1 + odd;
-        vec4 a = texelFetch(tex, ivec2(max(first, 0), row), 0);
-        vec4 b = texelFetch(tex, ivec2(min(first + 1, texelMax.y), row), 0);
+        vec4 a = fetch4(tex, ivec2(max(first, 0), row));
+        vec4 b = fetch4(tex, ivec2(min(first + 1, texelMax.y), row));
         vec4 v = odd == 1 ? vec4(a.yzw, b.x) : vec4(a.w, b.xyz);
         if (q == 0) v.x = v.y;
         if (2 * q > chromaMax.x) v.y = v.x;
@@ -110,42 +284,85 @@ extension FrameRenderer {
         if (2 * q + 2 > chromaMax.x) v.w = v.z;
         return v;
     }
-    // Per-pixel chroma for columns 4q-1 .. 4q+3 from columns 2q-1 .. 2q+2.
-    void spread(vec4 c, out float p[5]) {
-        p[0] = 0.5 * (c.x + c.y); p[1] = c.y; p[2] = 0.5 * (c.y + c.z); p[3] = c.z; p[4] = 0.5 * (c.z + c.w);
+    // Per-pixel chroma for columns 4q-2 .. 4q+4 from chroma columns 2q-1 .. 2q+2.
+    void spread(vec4 c, out float p[7]) {
+        p[0] = c.x; p[1] = 0.5 * (c.x + c.y); p[2] = c.y; p[3] = 0.5 * (c.y + c.z);
+        p[4] = c.z; p[5] = 0.5 * (c.z + c.w); p[6] = c.w;
+    }
+    // Y'CbCr of luma row 2m-1+r (clamped to the picture) at columns 4q-2 .. 4q+4 (clamped): an even
+    // row 2n sits at chroma row n - 1/4, an odd row 2n+1 at n + 1/4 (ua: chroma row m-1, ub: m,
+    // uc: m+1). Every array index is a constant once the calls are inlined: llvmpipe turns indices
+    // it cannot resolve into memory gathers, twenty times slower.
+    void rowYUV(int q, int m, int r, ivec2 last, float ua[7], float ub[7], float uc[7], float va[7], float vb[7], float vc[7],
+                out vec3 yuv[7], out int y) {
+        y = clamp(2 * m - 1 + r, 0, last.y);
+        int t = y - (2 * m - 1);
+        float wa = t == 0 ? 0.75 : t == 1 ? 0.25 : 0.0;
+        float wb = t == 0 ? 0.25 : t == 1 ? 0.75 : t == 2 ? 0.75 : 0.25;
+        float wc = t == 2 ? 0.25 : t == 3 ? 0.75 : 0.0;
+        vec4 mid = fetch4(texY, ivec2(q, y));
+        vec4 left = fetch4(texY, ivec2(max(q - 1, 0), y));
+        vec4 right = fetch4(texY, ivec2(min(q + 1, texelMax.x), y));
+        float l[7] = float[7](left.z, left.w, mid.x, mid.y, mid.z, mid.w, right.x);
+    \((0..<7).map { "    yuv[\($0)] = vec3(l[\($0)], wa * ua[\($0)] + wb * ub[\($0)] + wc * uc[\($0)], wa * va[\($0)] + wb * vb[\($0)] + wc * vc[\($0)]);" }.joined(separator: "\n"))
+        // Columns past the picture repeat its edge column.
+        if (q == 0) { yuv[1] = yuv[2]; yuv[0] = yuv[2]; }
+    \((1..<7).map { "    if (4 * q - 2 + \($0) > last.x) yuv[\($0)] = yuv[\($0 - 1)];" }.joined(separator: "\n"))
+    }
+    // An outer row (r = 0: row 2m-1, r = 3: row 2m+2, clamped), which feeds chroma only: its Y'CbCr
+    // averaged across each chroma sample's five columns (`chromaH`), then filtered once per sample.
+    // Averaging the linearly interpolated chroma with the 5/3 kernel gives back the chroma at the
+    // sample's own column (a, b: chroma columns 2q and 2q+1 of rows m-1, m, m+1), so only luma is
+    // summed. (Written apart from rowYUV: llvmpipe ran the pass five times slower with the outer
+    // rows going through the seven-column arrays.)
+    void outerRow(int q, int m, int r, ivec2 last, float ua, float ub, float uc, float va, float vb, float vc,
+                  float ua1, float ub1, float uc1, float va1, float vb1, float vc1, out vec3 first, out vec3 second) {
+        int y = clamp(2 * m - 1 + r, 0, last.y);
+        int t = y - (2 * m - 1);
+        float wa = t == 0 ? 0.75 : t == 1 ? 0.25 : 0.0;
+        float wb = t == 0 ? 0.25 : t == 1 ? 0.75 : t == 2 ? 0.75 : 0.25;
+        float wc = t == 2 ? 0.25 : t == 3 ? 0.75 : 0.0;
+        vec4 mid = fetch4(texY, ivec2(q, y));
+        vec4 left = fetch4(texY, ivec2(max(q - 1, 0), y));
+        vec4 right = fetch4(texY, ivec2(min(q + 1, texelMax.x), y));
+        if (q == 0) left = vec4(mid.x);
+        float l4 = 4 * q + 2 > last.x ? mid.y : mid.z;
+        float l5 = 4 * q + 3 > last.x ? l4 : mid.w;
+        float l6 = 4 * q + 4 > last.x ? l5 : right.x;
+        float y0 = chromaH[0] * left.z + chromaH[1] * left.w + chromaH[2] * mid.x + chromaH[3] * mid.y + chromaH[4] * l4;
+        float y1 = chromaH[0] * mid.x + chromaH[1] * mid.y + chromaH[2] * l4 + chromaH[3] * l5 + chromaH[4] * l6;
+        first = filtered(vec3(y0, wa * ua + wb * ub + wc * uc, wa * va + wb * vb + wc * vc), vec2(float(4 * q) + 0.5, float(y) + 0.5) / outSize).rgb;
+        second = filtered(vec3(y1, wa * ua1 + wb * ub1 + wc * uc1, wa * va1 + wb * vb1 + wc * vc1), vec2(float(4 * q + 2) + 0.5, float(y) + 0.5) / outSize).rgb;
     }
     void main() {
         int q = int(gl_FragCoord.x);
         int m = int(gl_FragCoord.y);
+        ivec2 last = ivec2(outSize) - 1;
         int up = max(m - 1, 0);
         int down = min(m + 1, chromaMax.y);
-        vec4 um = chromaCols(texU, q, m);
-        vec4 vm = chromaCols(texV, q, m);
-        float u0[5]; float v0[5]; float u1[5]; float v1[5];
-        spread(0.75 * um + 0.25 * chromaCols(texU, q, up), u0);
-        spread(0.75 * vm + 0.25 * chromaCols(texV, q, up), v0);
-        spread(0.75 * um + 0.25 * chromaCols(texU, q, down), u1);
-        spread(0.75 * vm + 0.25 * chromaCols(texV, q, down), v1);
-        vec4 l0 = texelFetch(texY, ivec2(q, 2 * m), 0);
-        vec4 l1 = texelFetch(texY, ivec2(q, 2 * m + 1), 0);
-        float left0 = q == 0 ? l0.x : texelFetch(texY, ivec2(q - 1, 2 * m), 0).w;
-        float left1 = q == 0 ? l1.x : texelFetch(texY, ivec2(q - 1, 2 * m + 1), 0).w;
-        float y0[5] = float[5](left0, l0.x, l0.y, l0.z, l0.w);
-        float y1[5] = float[5](left1, l1.x, l1.y, l1.z, l1.w);
-        vec3 top[5];
-        vec3 bottom[5];
-        for (int k = 0; k < 5; k++) {
-            float x = float(4 * q + k) - 0.5;
-            top[k] = filtered(vec3(y0[k], u0[k], v0[k]), vec2(x, float(2 * m) + 0.5) / outSize).rgb;
-            bottom[k] = filtered(vec3(y1[k], u1[k], v1[k]), vec2(x, float(2 * m) + 1.5) / outSize).rgb;
-        }
-        writeBlock(top, bottom);
+        // Chroma rows m-1, m, m+1 (clamped), spread to the seven columns.
+        float ua[7]; float ub[7]; float uc[7]; float va[7]; float vb[7]; float vc[7];
+        spread(chromaCols(texU, q, up), ua); spread(chromaCols(texU, q, m), ub); spread(chromaCols(texU, q, down), uc);
+        spread(chromaCols(texV, q, up), va); spread(chromaCols(texV, q, m), vb); spread(chromaCols(texV, q, down), vc);
+        vec3 inner[14];
+        vec3 outer[4];
+        vec3 yuv[7];
+        int y;
+        // The block's own rows, pixel by pixel.
+        rowYUV(q, m, 1, last, ua, ub, uc, va, vb, vc, yuv, y);
+    \((0..<7).map { "    inner[\($0)] = filtered(yuv[\($0)], vec2(float(4 * q + \($0 - 2)) + 0.5, float(y) + 0.5) / outSize).rgb;" }.joined(separator: "\n"))
+        rowYUV(q, m, 2, last, ua, ub, uc, va, vb, vc, yuv, y);
+    \((0..<7).map { "    inner[\(7 + $0)] = filtered(yuv[\($0)], vec2(float(4 * q + \($0 - 2)) + 0.5, float(y) + 0.5) / outSize).rgb;" }.joined(separator: "\n"))
+        // The outer rows feed chroma only (weight -1/8): averaged in Y'CbCr across each sample's five
+        // columns and filtered once per sample.
+        outerRow(q, m, 0, last, ua[2], ub[2], uc[2], va[2], vb[2], vc[2], ua[4], ub[4], uc[4], va[4], vb[4], vc[4], outer[0], outer[1]);
+        outerRow(q, m, 3, last, ua[2], ub[2], uc[2], va[2], vb[2], vc[2], ua[4], ub[4], uc[4], va[4], vb[4], vc[4], outer[2], outer[3]);
+        writeBlock(inner, outer);
     }
     """
 
     /// RGBA (the end of a chain) to NV12: each fragment converts a 4x2 block, with the same
-    /// left-sited [1/4 1/2 1/4] x [1/2 1/2] chroma taps as `chromaFromRGBA` (the block's pixels plus
-    /// the column to its left).
+    /// chroma taps (`chromaTaps`) over the same clamped neighbourhood as the packed pass.
     static let nv12FromRGBA = """
     #version 300 es
     precision highp float;
@@ -154,46 +371,70 @@ extension FrameRenderer {
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
     uniform ivec2 rgbaMax;
-    """ + nv12Block + """
+    """ + "\n" + lightGLSL + nv12Block + """
+    vec3 rgbaAt(ivec2 p) {
+        vec3 c = texelFetch(rgbaTex, p, 0).rgb;
+    #ifdef LINEAR_LIGHT
+        c = fromLinear(c);
+    #endif
+        return c;
+    }
     void main() {
         int q = int(gl_FragCoord.x);
         int m = int(gl_FragCoord.y);
-        int r0 = min(2 * m, rgbaMax.y);
-        int r1 = min(2 * m + 1, rgbaMax.y);
-        vec3 top[5];
-        vec3 bottom[5];
-        for (int k = 0; k < 5; k++) {
-            int x = clamp(4 * q - 1 + k, 0, rgbaMax.x);
-            top[k] = texelFetch(rgbaTex, ivec2(x, r0), 0).rgb;
-            bottom[k] = texelFetch(rgbaTex, ivec2(x, r1), 0).rgb;
+        vec3 inner[14];
+        vec3 outer[4];
+        for (int r = 0; r < 4; r++) {
+            int y = clamp(2 * m - 1 + r, 0, rgbaMax.y);
+            vec3 px[7];
+            for (int k = 0; k < 7; k++) px[k] = rgbaAt(ivec2(clamp(4 * q - 2 + k, 0, rgbaMax.x), y));
+            if (r == 1 || r == 2) {
+                for (int k = 0; k < 7; k++) inner[7 * (r - 1) + k] = px[k];
+            } else {
+                vec3 a = vec3(0.0);
+                vec3 b = vec3(0.0);
+                for (int k = 0; k < 5; k++) {
+                    a += chromaH[k] * px[k];
+                    b += chromaH[k] * px[k + 2];
+                }
+                outer[r == 0 ? 0 : 2] = a;
+                outer[r == 0 ? 1 : 3] = b;
+            }
         }
-        writeBlock(top, bottom);
+        writeBlock(inner, outer);
     }
     """
 
-    /// The NV12 writer both single-pass shaders share. A fragment owns a 4x2 block; `top` and
-    /// `bottom` are the RGB of its two rows at columns 4q-1 .. 4q+3 (the column to the left feeds
-    /// chroma only). Eight Y samples go to two RGBA8 targets (even and odd rows: the plane's bytes),
-    /// and the two left-sited chroma samples, [1/4 1/2 1/4] across x [1/2 1/2] down, as one CbCr
-    /// texel. Needs `rgbToYuv` and `outOffset`.
-    static let nv12Block = """
+    /// The NV12 writer both single-pass shaders share. A fragment owns a 4x2 block. `inner` holds
+    /// the RGB of rows 2m and 2m+1 (index 7r + k) at columns 4q-2 .. 4q+4 (k = 0..6), clamped to the
+    /// picture (the columns around the block feed chroma only); `outer` the rows 2m-1 and 2m+2
+    /// already averaged across each chroma sample's five columns (row 2m-1 for samples 4q and 4q+2,
+    /// then row 2m+2). Eight Y samples go to two RGBA8 targets (even and odd rows: the plane's
+    /// bytes), and the two left-sited chroma samples (`chromaTaps`) as one CbCr texel. Needs
+    /// `rgbToYuv` and `outOffset`.
+    static let nv12Block = chromaTaps + ditherGLSL + """
     layout(location = 0) out vec4 yEven;
     layout(location = 1) out vec4 yOdd;
     layout(location = 2) out vec4 cbcr;
-    void writeBlock(vec3 top[5], vec3 bottom[5]) {
-        vec4 even;
-        vec4 odd;
-        for (int k = 1; k < 5; k++) {
-            even[k - 1] = (rgbToYuv * top[k]).x + outOffset.x;
-            odd[k - 1] = (rgbToYuv * bottom[k]).x + outOffset.x;
-        }
-        yEven = even;
-        yOdd = odd;
-        vec3 s0 = top[0] + bottom[0], s1 = top[1] + bottom[1], s2 = top[2] + bottom[2];
-        vec3 s3 = top[3] + bottom[3], s4 = top[4] + bottom[4];
-        vec3 c0 = rgbToYuv * (0.125 * s0 + 0.25 * s1 + 0.125 * s2) + outOffset;
-        vec3 c1 = rgbToYuv * (0.125 * s2 + 0.25 * s3 + 0.125 * s4) + outOffset;
-        cbcr = vec4(c0.yz, c1.yz);
+    // (Written out without loops: llvmpipe is much slower at array indices it cannot resolve.)
+    void writeBlock(vec3 inner[14], vec3 outer[4]) {
+        vec3 lumaRow = vec3(rgbToYuv[0][0], rgbToYuv[1][0], rgbToYuv[2][0]);
+        ivec2 block = ivec2(gl_FragCoord.xy);
+        yEven = DITHERED4(vec4(dot(lumaRow, inner[2]), dot(lumaRow, inner[3]), dot(lumaRow, inner[4]), dot(lumaRow, inner[5])) + outOffset.x,
+                          ivec2(4 * block.x, 2 * block.y));
+        yOdd = DITHERED4(vec4(dot(lumaRow, inner[9]), dot(lumaRow, inner[10]), dot(lumaRow, inner[11]), dot(lumaRow, inner[12])) + outOffset.x,
+                         ivec2(4 * block.x, 2 * block.y + 1));
+        vec3 c[7] = vec3[7](inner[0] + inner[7], inner[1] + inner[8], inner[2] + inner[9], inner[3] + inner[10],
+                            inner[4] + inner[11], inner[5] + inner[12], inner[6] + inner[13]);
+        vec3 a = chromaV[0] * outer[0] + chromaV[3] * outer[2]
+            + chromaV[1] * (chromaH[0] * c[0] + chromaH[1] * c[1] + chromaH[2] * c[2] + chromaH[3] * c[3] + chromaH[4] * c[4]);
+        vec3 b = chromaV[0] * outer[1] + chromaV[3] * outer[3]
+            + chromaV[1] * (chromaH[0] * c[2] + chromaH[1] * c[3] + chromaH[2] * c[4] + chromaH[3] * c[5] + chromaH[4] * c[6]);
+        vec3 c0 = rgbToYuv * a + outOffset;
+        vec3 c1 = rgbToYuv * b + outOffset;
+        ivec2 chroma = ivec2(2 * block.x, block.y);
+        cbcr = vec4(DITHERED(c0.y, chroma + ivec2(4, 0)), DITHERED(c0.z, chroma + ivec2(0, 4)),
+                    DITHERED(c1.y, chroma + ivec2(5, 0)), DITHERED(c1.z, chroma + ivec2(1, 4)));
     }
 
     """
@@ -201,32 +442,50 @@ extension FrameRenderer {
     static let lumaFromRGBA = """
     #version 300 es
     precision highp float;
+    precision highp int;
     uniform highp sampler2D rgbaTex;
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
+
+    """ + lightGLSL + ditherGLSL + """
     out float y;
     void main() {
         vec3 rgb = texelFetch(rgbaTex, ivec2(gl_FragCoord.xy), 0).rgb;
-        y = (rgbToYuv * rgb).x + outOffset.x;
+    #ifdef LINEAR_LIGHT
+        rgb = fromLinear(rgb);
+    #endif
+        y = DITHERED((rgbToYuv * rgb).x + outOffset.x, ivec2(gl_FragCoord.xy));
     }
     """
 
-    /// The same left-sited taps as the direct path, on the filtered RGBA picture.
+    /// The same chroma taps as the direct path, on the filtered RGBA picture.
     static let chromaFromRGBA = """
     #version 300 es
     precision highp float;
+    precision highp int;
     uniform highp sampler2D rgbaTex;
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
-    uniform vec2 texelSize;
+    uniform ivec2 rgbaMax;
+    """ + "\n" + lightGLSL + chromaTaps + ditherGLSL + """
     layout(location = 0) out float cb;
     layout(location = 1) out float cr;
     void main() {
-        vec2 p = gl_FragCoord.xy * 2.0;
-        vec3 rgb = 0.5 * (texture(rgbaTex, (p - vec2(1.0, 0.0)) * texelSize).rgb + texture(rgbaTex, p * texelSize).rgb);
+        ivec2 c = ivec2(gl_FragCoord.xy);
+        vec3 rgb = vec3(0.0);
+        for (int r = 0; r < 4; r++) {
+            for (int k = 0; k < 5; k++) {
+                ivec2 p = clamp(ivec2(2 * c.x - 2 + k, 2 * c.y - 1 + r), ivec2(0), rgbaMax);
+                vec3 c = texelFetch(rgbaTex, p, 0).rgb;
+    #ifdef LINEAR_LIGHT
+                c = fromLinear(c);
+    #endif
+                rgb += chromaV[r] * chromaH[k] * c;
+            }
+        }
         vec3 yuv = rgbToYuv * rgb + outOffset;
-        cb = yuv.y;
-        cr = yuv.z;
+        cb = DITHERED(yuv.y, c + ivec2(4, 0));
+        cr = DITHERED(yuv.z, c + ivec2(0, 4));
     }
     """
 }

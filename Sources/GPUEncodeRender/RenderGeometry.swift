@@ -24,6 +24,11 @@ public struct RenderGeometry: Sendable {
     public var chromaShiftX: Int
     public var chromaShiftY: Int
     public var rotation: Rotation
+    /// Bits per sample of the source planes: 8 (one byte a sample), or 9 to 16 (two bytes, little
+    /// endian, as FFmpeg's `yuv420p10le` and kin). Deeper sources are uploaded as 16-bit integer
+    /// textures and read back as code / (255 * 2^(bits-8)), so the colour matrices made for 8 bits
+    /// hold for every depth.
+    public var bitDepth: Int
     /// The source turned upright and made even (odd sizes lose their last column or row): what the
     /// filter chain starts from.
     public var uprightWidth: Int
@@ -33,12 +38,13 @@ public struct RenderGeometry: Sendable {
     public var outputHeight: Int
 
     public init(sourceWidth: Int, sourceHeight: Int, chromaShiftX: Int, chromaShiftY: Int, rotation: Rotation,
-                filters: [FilterInstance] = []) {
+                bitDepth: Int = 8, filters: [FilterInstance] = []) {
         self.sourceWidth = sourceWidth
         self.sourceHeight = sourceHeight
         self.chromaShiftX = chromaShiftX
         self.chromaShiftY = chromaShiftY
         self.rotation = rotation
+        self.bitDepth = bitDepth
         let (w, h) = rotation.swapsDimensions ? (sourceHeight, sourceWidth) : (sourceWidth, sourceHeight)
         uprightWidth = w & ~1
         uprightHeight = h & ~1

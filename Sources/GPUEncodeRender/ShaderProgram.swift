@@ -131,6 +131,12 @@ final class Texture {
     let height: Int
     /// The internal format (GL_R8, GL_RGBA8, ...).
     let format: GLenum
+    /// How client data for this texture is laid out (glTexSubImage2D's format and type) and how many
+    /// bytes one texel takes: 8-bit planes as R8/RGBA8, deep ones (two bytes a sample, host order
+    /// like FFmpeg's `le` formats on little-endian machines) as R16UI/RGBA16UI, read with texelFetch.
+    let clientFormat: GLenum
+    let clientType: GLenum
+    let bytesPerTexel: Int
 
     init(width: Int, height: Int, format: GLenum, filter: GLint) {
         var t: GLuint = 0
@@ -139,6 +145,12 @@ final class Texture {
         self.width = width
         self.height = height
         self.format = format
+        switch Int32(format) {
+        case GL_R16UI: (clientFormat, clientType, bytesPerTexel) = (GLenum(GL_RED_INTEGER), GLenum(GL_UNSIGNED_SHORT), 2)
+        case GL_RGBA16UI: (clientFormat, clientType, bytesPerTexel) = (GLenum(GL_RGBA_INTEGER), GLenum(GL_UNSIGNED_SHORT), 8)
+        case GL_R8: (clientFormat, clientType, bytesPerTexel) = (GLenum(GL_RED), GLenum(GL_UNSIGNED_BYTE), 1)
+        default: (clientFormat, clientType, bytesPerTexel) = (GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), 4)
+        }
         glBindTexture(GLenum(GL_TEXTURE_2D), t)
         glTexStorage2D(GLenum(GL_TEXTURE_2D), 1, format, GLsizei(width), GLsizei(height))
         glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), filter)
@@ -152,25 +164,27 @@ final class Texture {
         glDeleteTextures(1, &t)
     }
 
-    /// Uploads one 8-bit plane whose rows are `stride` bytes apart (FFmpeg pads rows).
-    func upload(_ data: UnsafeRawPointer, stride: Int) {
-        glBindTexture(GLenum(GL_TEXTURE_2D), id)
-        glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(stride))
-        glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(width), GLsizei(height),
-                        GLenum(GL_RED), GLenum(GL_UNSIGNED_BYTE), data)
-        glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
+    /// Uploads one plane (one sample per texel) whose rows are `stride` bytes apart (FFmpeg pads rows).
+    func upload(_ data: UnsafeRawPointer, stride: Int, scratch: inout [UInt8]) {
+        uploadRows(data, stride: stride, scratch: &scratch)
     }
 
-    /// Uploads an 8-bit plane into an RGBA8 texture a quarter as wide: four samples per texel,
-    /// so a shader gets four neighbours with one fetch. The bytes past the picture's width (up to
-    /// the next multiple of 4) come from the row padding FFmpeg allocates.
+    /// Uploads a plane into a texture a quarter as wide: four samples per texel (RGBA8 for 8-bit
+    /// planes, RGBA16UI for deep ones), so a shader gets four neighbours with one fetch. The bytes
+    /// past the picture's width (up to the next multiple of 4 samples) come from the row padding
+    /// FFmpeg allocates.
     func uploadPacked(_ data: UnsafeRawPointer, stride: Int, scratch: inout [UInt8]) {
+        uploadRows(data, stride: stride, scratch: &scratch)
+    }
+
+    /// Rows of `width * bytesPerTexel` bytes, `stride` apart: straight from the plane when GL's row
+    /// length (counted in texels) can express the stride, else through `scratch`.
+    private func uploadRows(_ data: UnsafeRawPointer, stride: Int, scratch: inout [UInt8]) {
         glBindTexture(GLenum(GL_TEXTURE_2D), id)
-        let rowBytes = width * 4
-        if stride % 4 == 0 && stride >= rowBytes {
-            glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(stride / 4))
-            glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(width), GLsizei(height),
-                            GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), data)
+        let rowBytes = width * bytesPerTexel
+        if stride % bytesPerTexel == 0 && stride >= rowBytes {
+            glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(stride / bytesPerTexel))
+            glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(width), GLsizei(height), clientFormat, clientType, data)
             glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
             return
         }
@@ -179,8 +193,7 @@ final class Texture {
             for y in 0..<height {
                 (raw.baseAddress! + y * rowBytes).copyMemory(from: data + y * stride, byteCount: min(stride, rowBytes))
             }
-            glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(width), GLsizei(height),
-                            GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), raw.baseAddress)
+            glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(width), GLsizei(height), clientFormat, clientType, raw.baseAddress)
         }
     }
 }
@@ -234,6 +247,21 @@ final class RenderTarget {
     func bind() {
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fbo)
         glViewport(0, 0, GLsizei(width), GLsizei(height))
+    }
+
+    /// The first attachment's pixels as RGBA in 0...1, rows bottom-up as GL stores them. Half-float
+    /// targets (deep sources) are read as floats: GLES reads those only as GL_FLOAT, never as bytes.
+    func readRGBA(width w: Int, height h: Int) -> [Double] {
+        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), fbo)
+        glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
+        if format == GLenum(GL_RGBA16F) {
+            var pixels = [Float](repeating: 0, count: w * h * 4)
+            glReadPixels(0, 0, GLsizei(w), GLsizei(h), GLenum(GL_RGBA), GLenum(GL_FLOAT), &pixels)
+            return pixels.map(Double.init)
+        }
+        var pixels = [UInt8](repeating: 0, count: w * h * 4)
+        glReadPixels(0, 0, GLsizei(w), GLsizei(h), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), &pixels)
+        return pixels.map { Double($0) / 255 }
     }
 
     /// Reads an RGBA8 target holding four 8-bit samples per texel into a plane `width` samples wide.
@@ -297,14 +325,14 @@ final class TransferBuffers {
         glDeleteBuffers(GLsizei(buffers.count), buffers)
     }
 
-    /// Uploads planes packed four samples per texel, plane i into `textures[i]` through buffer i:
+    /// Uploads planes packed four samples per texel (of one or two bytes), plane i into `textures[i]` through buffer i:
     /// all buffers are mapped first so one parallel copy covers every row of every plane (one
     /// thread dispatch per frame rather than one per plane).
     func upload(textures: [Texture], planes: [(data: UnsafeRawPointer, stride: Int)]) {
         var mapped: [UnsafeMutableRawPointer] = []
         var rowOffsets: [Int] = [0]
         for (i, texture) in textures.enumerated() {
-            let size = texture.width * 4 * texture.height
+            let size = texture.width * texture.bytesPerTexel * texture.height
             glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), buffers[i])
             glBufferData(GLenum(GL_PIXEL_UNPACK_BUFFER), GLsizeiptr(size), nil, GLenum(GL_STREAM_DRAW))
             guard let m = glMapBufferRange(GLenum(GL_PIXEL_UNPACK_BUFFER), 0, GLsizeiptr(size),
@@ -319,7 +347,7 @@ final class TransferBuffers {
             for row in rows {
                 while row >= rowOffsets[p + 1] { p += 1 }
                 let y = row - rowOffsets[p]
-                let rowBytes = textures[p].width * 4
+                let rowBytes = textures[p].width * textures[p].bytesPerTexel
                 (destinations[p] + y * rowBytes).copyMemory(from: planes[p].data + y * planes[p].stride, byteCount: min(planes[p].stride, rowBytes))
             }
         }
@@ -329,7 +357,7 @@ final class TransferBuffers {
             glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
             glBindTexture(GLenum(GL_TEXTURE_2D), texture.id)
             glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(texture.width), GLsizei(texture.height),
-                            GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), nil)
+                            texture.clientFormat, texture.clientType, nil)
         }
         glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), 0)
     }

@@ -79,7 +79,7 @@ struct PreviewCommand: ParsableCommand {
             }
             let preset = try loadPreset()
             let session = try Preview.Session(input: input, at: at, gpu: selection)
-            let image = try session.render(preset.filters)
+            let image = try session.render(preset.filters, light: preset.light)
             // From here until the picture is in place, SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ remove the
             // temporary and exit 128+signal instead of leaving it (before, the default action is harmless).
             gpuencode_install_signal_handlers()
@@ -120,7 +120,7 @@ struct PreviewCommand: ParsableCommand {
                     let preset = try command.loadPreset()
                     files += Preview.files(of: preset)
                     if let b = command.comparison.compareWith { files += Preview.files(of: try command.library().load(b)) }
-                    let image = try session.render(preset.filters)
+                    let image = try session.render(preset.filters, light: preset.light)
                     try ImageIO.write(image, to: command.output, overwrite: command.overwrite || written)
                     written = true
                     renders += 1

@@ -61,7 +61,7 @@ public enum ContactSheet {
         for (n, preset) in presets.enumerated() {
             let fit = FilterInstance(resize, values: ["width": .int(layout.tileWidth), "height": .int(layout.tileHeight), "mode": .string("fill")])
             let label = try Comparison.label(preset.name, corner: "topLeft", scale: labelScale)
-            let tile = try session.render(preset.filters + [fit, label])
+            let tile = try session.render(preset.filters + [fit, label], light: preset.light)
             let x0 = layout.gap + (n % layout.columns) * (layout.tileWidth + layout.gap)
             let y0 = layout.gap + (n / layout.columns) * (layout.tileHeight + layout.gap)
             // The tile is tileWidth x tileHeight unless a size rounding made it a pixel off.

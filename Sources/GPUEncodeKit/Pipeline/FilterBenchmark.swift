@@ -25,7 +25,7 @@ public enum FilterBenchmark {
         guard !pool.isEmpty else { throw GPUEncodeError(.inputDecode, path: path, "no video frame could be decoded") }
 
         let gl = try GLContext(selection: gpu)
-        let renderer = try FrameRenderer(geometry: geometry, source: color, filters: preset.filters, path: renderPath,
+        let renderer = try FrameRenderer(geometry: geometry, source: color, filters: preset.filters, path: renderPath, light: preset.light,
                                          pixelBuffers: transfer.usePixelBuffers(gl), copyThreads: transfer.copyThreads)
         let output = Frame()
         let out = output.pointer

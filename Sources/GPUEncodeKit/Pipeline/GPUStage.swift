@@ -70,7 +70,7 @@ final class GPUStage {
         let limits = GPULimits.current()
         options.log(.info, "GPU limits: \(limits)")
         let renderer = try FrameRenderer(geometry: settings.geometry, source: settings.sourceColor, filters: options.preset.filters,
-                                         path: options.renderPath, pixelBuffers: options.transfer.usePixelBuffers(gl),
+                                         path: options.renderPath, light: options.preset.light, pixelBuffers: options.transfer.usePixelBuffers(gl),
                                          copyThreads: options.transfer.copyThreads, limits: limits)
         for line in renderer.passes { options.log(.info, line) }
         pipeline = RenderPipeline(renderer: renderer, overlapReadback: settings.overlapReadback)

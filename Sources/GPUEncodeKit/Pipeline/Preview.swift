@@ -17,7 +17,7 @@ public enum Preview {
 
     public static func render(input path: String, preset: Preset, at seconds: Double = 0, gpu: GPUSelection = .auto) throws -> Result {
         let session = try Session(input: path, at: seconds, gpu: gpu)
-        return Result(image: try session.render(preset.filters), time: session.time, renderer: session.renderer)
+        return Result(image: try session.render(preset.filters, light: preset.light), time: session.time, renderer: session.renderer)
     }
 
     /// One frame (or still) decoded once and a GL context made once, for rendering many filter
@@ -87,7 +87,8 @@ public enum Preview {
         }
 
         /// The picture through `filters`, at the frame's time (keyframes evaluated there).
-        public func render(_ filters: [FilterInstance]) throws -> RGBAImage {
+        /// `light`: the preset's (video frames only; a still picture is filtered in gamma light).
+        public func render(_ filters: [FilterInstance], light: FilterLight = .gamma) throws -> RGBAImage {
             _ = gl
             defer { renders += 1 }
             if let still {
@@ -95,7 +96,7 @@ public enum Preview {
                 return try renderer.render(still, frameIndex: renders)
             }
             let geometry = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation, filters: filters)
-            let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: .viaRGBA)
+            let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: .viaRGBA, light: light)
             return try renderer.renderRGBA(source: planar!.planes, time: time ?? 0)
         }
     }
