@@ -148,6 +148,36 @@ final class InterlaceTests: GPUEncodeTestCase {
         print(table.joined(separator: "\n"))
     }
 
+    /// 10-bit interlaced video (deep planes on the GPU: R16UI/RGBA16UI): the deinterlacer works on the
+    /// 10-bit code values, so its output equals bwdif's 10-bit output taken through the same colour
+    /// path, and scores like bwdif against the progressive original.
+    func testTenBitInterlacedVideo() throws {
+        let (w, h) = (320, 240)
+        let source = scratch("deep-50p.mkv")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=50", "-frames:v", "16",
+                                         "-vf", "scale=out_color_matrix=bt709:out_range=tv,format=yuv420p10le", "-c:v", "ffv1"] + InterlaceTests.bt709 + [source.path])
+        let interlaced = scratch("deep-tff.mkv")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", source.path, "-vf", "tinterlace=mode=interleave_top,setfield=tff",
+                                         "-c:v", "libx264", "-qp", "0", "-pix_fmt", "yuv420p10le", "-flags", "+ilme+ildct", "-x264-params", "tff=1"]
+                              + InterlaceTests.bt709 + [interlaced.path])
+        let bwdif10 = scratch("deep-bwdif.mkv")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", interlaced.path, "-vf", "bwdif=mode=send_frame:parity=auto:deint=all,setfield=prog",
+                                         "-c:v", "ffv1", "-pix_fmt", "yuv420p10le"] + InterlaceTests.bt709 + [bwdif10.path])
+        for transfer in ["pbo", "client"] {
+            let ours = scratch("deep-ours-\(transfer).mkv"), theirs = scratch("deep-bwdif-gpu-\(transfer).mkv")
+            try run([interlaced.path, ours.path, "--crf", "0"], environment: ["GPUENCODE_TRANSFER": transfer])
+            try run([bwdif10.path, theirs.path, "--crf", "0"], environment: ["GPUENCODE_TRANSFER": transfer])
+            XCTAssertEqual(try InterlaceTests.fieldOrder(ours), "progressive")
+            let a = try RawFrames(ours, width: w, height: h), b = try RawFrames(theirs, width: w, height: h)
+            XCTAssertEqual(a.count, 8)
+            let same = a.psnr(against: b)
+            XCTAssertGreaterThanOrEqual(same.all, 50, "\(transfer): \(a.differences(from: b)) samples differ from bwdif's 10-bit output (\(same.all) dB)")
+            let original = try RawFrames(source, width: w, height: h).frames(from: 0, step: 2)
+            let g = a.psnr(against: original), r = b.psnr(against: original)
+            XCTAssertGreaterThanOrEqual(g.y, r.y - 1, "10-bit \(transfer): gpuencode Y \(g.y) dB, bwdif \(r.y) dB")
+        }
+    }
+
     /// Bottom field first: detected from the stream, deinterlaced at the bottom field's time;
     /// --deinterlace off keeps bb.
     func testBottomFieldFirst() throws {
