@@ -52,6 +52,19 @@ public final class Frame: PlaneBuffer, @unchecked Sendable {
 
     package var pixelFormat: AVPixelFormat { AVPixelFormat(rawValue: pointer.pointee.format) }
 
+    /// The two fields of an interlaced picture, woven (FFmpeg 5.1's `interlaced_frame`); the
+    /// decoder sets it, and libx264 codes a frame so flagged as fields when encoding interlaced.
+    package var interlaced: Bool {
+        get { pointer.pointee.interlaced_frame != 0 }
+        set { pointer.pointee.interlaced_frame = newValue ? 1 : 0 }
+    }
+
+    /// Of an interlaced frame: the top field is shown first (`top_field_first`).
+    package var topFieldFirst: Bool {
+        get { pointer.pointee.top_field_first != 0 }
+        set { pointer.pointee.top_field_first = newValue ? 1 : 0 }
+    }
+
     /// The decoder's best guess at the frame's presentation time (AV_NOPTS when it has none).
     package var bestEffortTimestamp: Int64 { pointer.pointee.best_effort_timestamp }
 

@@ -35,6 +35,9 @@ package final class AudioTranscoder {
     private let path: String
     private let log: @Sendable (LogLevel, String) -> Void
     private let inputTimeBase: AVRational
+    /// Subtracted from the input's timestamps (its time base) before anything else: the output
+    /// starts at 0 unless --copyts (Timeline).
+    private let timelineShift: Int64
     private let decoder: UnsafeMutablePointer<AVCodecContext>
     private let encoder: UnsafeMutablePointer<AVCodecContext>
     private let fifo: OpaquePointer
@@ -67,13 +70,15 @@ package final class AudioTranscoder {
     /// `stream`: the input stream (its codec parameters and time base); `bitrate`: nil for the codec's
     /// default for the channel count; `globalHeader`: the output format's AVFMT_GLOBALHEADER; `path`:
     /// the output file, named in errors and warnings (the caller renames .input/.inputDecode errors to
-    /// the input) and read for its container (Opus in Matroska gets the CodecDelay offset); `log`:
+    /// the input) and read for its container (Opus in Matroska gets the CodecDelay offset); `shift`:
+    /// subtracted from the input's timestamps, in the input stream's time base (Timeline); `log`:
     /// warnings (downmix, bitrate clamped, gaps, undecodable packets).
     package init(stream: UnsafeMutablePointer<AVStream>, codec: AudioCodec, bitrate: Int64?, globalHeader: Bool, path: String,
-         log: @escaping @Sendable (LogLevel, String) -> Void) throws {
+         shift: Int64 = 0, log: @escaping @Sendable (LogLevel, String) -> Void) throws {
         let par = stream.pointee.codecpar!
         inputIndex = Int(stream.pointee.index)
         inputTimeBase = stream.pointee.time_base
+        timelineShift = shift
         self.codec = codec
         self.path = path
         self.log = log
@@ -233,6 +238,7 @@ package final class AudioTranscoder {
         guard f.nb_samples > 0, f.sample_rate > 0 else { return }
         var ts = f.best_effort_timestamp
         if ts == AV_NOPTS { ts = f.pts }
+        if ts != AV_NOPTS { ts -= timelineShift }
         if firstPts == nil {
             let start = ts == AV_NOPTS ? 0 : ts
             firstPts = av_rescale_q(start, inputTimeBase, timeBase)

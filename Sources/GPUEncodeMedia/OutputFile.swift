@@ -99,6 +99,18 @@ package final class OutputFile {
         avformat_query_codec(format.pointee.oformat, codec, FF_COMPLIANCE_NORMAL) == 1
     }
 
+    /// What a copied stream's packets need added (in `timeBase`, the output stream's) so this muxer
+    /// stores them where they play: FFmpeg 5.1's Matroska muxer writes Opus's CodecDelay (the
+    /// pre-skip, `initial_padding`) but does not move the blocks by it, and its demuxer subtracts it
+    /// from them; without this a copied Opus stream comes back 6.5 ms early on every pass (and one
+    /// at 0 pushes every stream 7 ms later). The re-encode path does the same (AudioTranscoder).
+    package func copiedBlockOffset(_ par: UnsafeMutablePointer<AVCodecParameters>, timeBase: AVRational) -> Int64 {
+        let name = String(cString: format.pointee.oformat.pointee.name)
+        guard par.pointee.codec_id == AV_CODEC_ID_OPUS, par.pointee.initial_padding > 0,
+              name.contains("matroska") || name.contains("webm"), avformat_version() < (60 << 16) else { return 0 }
+        return av_rescale_q(Int64(par.pointee.initial_padding), AVRational(num: 1, den: 48000), timeBase)
+    }
+
     package func addStream() throws -> UnsafeMutablePointer<AVStream> {
         guard let s = avformat_new_stream(format, nil) else { throw GPUEncodeError(.internal, path: finalPath, "out of memory") }
         return s

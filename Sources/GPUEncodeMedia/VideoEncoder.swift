@@ -202,6 +202,14 @@ package final class VideoEncoder {
         enc.pointee.color_range = stream.colorRange
         if let g = settings.keyint { enc.pointee.gop_size = Int32(clamping: g) }
         if stream.globalHeader { enc.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
+        // The muxer's field order tag (MP4 `fiel`, Matroska FieldOrder) comes from here, through
+        // the stream parameters. libx264 codes interlaced (MBAFF, field order from each frame's
+        // top_field_first) with the interlaced-DCT flag, as `ffmpeg -flags +ildct+ilme`; x265 and
+        // SVT-AV1 code the woven frames as pictures, tagged in the container only.
+        enc.pointee.field_order = stream.fieldOrder
+        if stream.fieldOrder == AV_FIELD_TT || stream.fieldOrder == AV_FIELD_BB {
+            enc.pointee.flags |= AV_CODEC_FLAG_INTERLACED_DCT | AV_CODEC_FLAG_INTERLACED_ME
+        }
         return (codec, enc)
     }
 
@@ -266,7 +274,11 @@ package final class VideoEncoder {
             }
             // High profile cannot be lossless; x264 picks High 4:4:4 Predictive for crf 0.
             if let profile = s.profile ?? (lossless ? nil : tenBit ? "high10" : "high") { av_dict_set(&options, "profile", profile, 0) }
-            if let p = s.videoParams { av_dict_set(&options, "x264-params", p, 0) }
+            // Interlaced: the order of the stream's fields in the SPS/SEI from the first frame on
+            // (x264 starts top first and would tag a bottom-first stream tt).
+            let fields = stream.fieldOrder == AV_FIELD_BB ? ["bff=1"] : stream.fieldOrder == AV_FIELD_TT ? ["tff=1"] : []
+            let p = params(fields, s.videoParams)
+            if !p.isEmpty { av_dict_set(&options, "x264-params", p, 0) }
         case .hevc:
             // FFmpeg's libx265 passes thread_count on as x265's frame threads; avcodec_alloc_context3
             // leaves it at 1, which serialises frames (on 16 cores half ffmpeg's speed). 0 lets x265
@@ -373,6 +385,9 @@ package struct EncoderStream {
     package var globalHeader: Bool
     /// HDR side data to write into the bitstream as well (x265's SEI), when HDR is kept.
     package var hdr = HDRMetadata()
+    /// Interlaced output: AV_FIELD_TT or AV_FIELD_BB (the frames carry their own order too);
+    /// AV_FIELD_PROGRESSIVE or AV_FIELD_UNKNOWN otherwise.
+    package var fieldOrder: AVFieldOrder = AV_FIELD_UNKNOWN
 
     package init(width: Int32, height: Int32, pixelFormat: AVPixelFormat, timeBase: AVRational, frameRate: AVRational?, sampleAspectRatio: AVRational?, colorPrimaries: AVColorPrimaries, colorTransfer: AVColorTransferCharacteristic, colorSpace: AVColorSpace, colorRange: AVColorRange, globalHeader: Bool) {
         self.width = width

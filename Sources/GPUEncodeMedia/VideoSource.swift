@@ -179,6 +179,9 @@ package final class VideoSource {
         let work = try convert(frame, to: format, width: width, height: height)
         work.pts = pts
         work.duration = duration
+        // A converted copy has none of the original's properties; the fields' order is needed later.
+        work.interlaced = frame.interlaced
+        work.topFieldFirst = frame.topFieldFirst
         return work
     }
 
@@ -237,6 +240,10 @@ package final class VideoSource {
         if format.pointee.duration > 0 && format.pointee.duration != AV_NOPTS { return Double(format.pointee.duration) / Double(AV_TIME_BASE) }
         return nil
     }
+
+    /// The stream's field order as the demuxer found it (container tag or bitstream):
+    /// AV_FIELD_PROGRESSIVE, AV_FIELD_TT/BB/TB/BT for interlaced video, or AV_FIELD_UNKNOWN.
+    package var fieldOrder: AVFieldOrder { videoStream.pointee.codecpar.pointee.field_order }
 
     /// Where the video starts, in seconds: filter time 0 and progress 0.
     package var startSeconds: Double {

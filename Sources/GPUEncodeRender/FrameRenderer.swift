@@ -267,9 +267,10 @@ public final class FrameRenderer {
 
     /// Starts a frame on the pipelined path: upload, draw and a queued readback, without waiting.
     /// Collect it (in order) with `collect` once the next frame has been submitted.
-    func submit(source: [Plane], time: Double = 0) throws {
+    /// `source` nil: the source planes are on the GPU already (`sourcePlanes`, rendered by the deinterlacer).
+    func submit(source: [Plane]?, time: Double = 0) throws {
         precondition(canPipeline && pendingReads.count < FrameRenderer.readSets)
-        upload(source)
+        if let source { upload(source) } else { bindSourcePlanes() }
         draw(time: time)
         frameIndex += 1
         queueReadback()
@@ -295,7 +296,9 @@ public final class FrameRenderer {
         pendingReads.append(set)
     }
 
-    private func upload(_ source: [Plane]) {
+    /// Uploads `source` into the source planes, or into `textures` laid out like them (`makeSourcePlanes`).
+    private func upload(_ source: [Plane], into textures: [Texture]? = nil) {
+        let planes = textures ?? self.planes
         if let transfers, packed {
             transfers.upload(textures: planes, planes: source.map { (UnsafeRawPointer($0.data), $0.stride) })
             return
@@ -346,9 +349,10 @@ public final class FrameRenderer {
 
     /// Renders one frame at `time` seconds and reads it back before returning: `source` holds the
     /// Y, Cb, Cr planes; `output` receives Y, Cb, Cr, or Y and CbCr when `writesNV12`.
-    func render(source: [Plane], output: [Plane], time: Double = 0) throws {
-        precondition(source.count == 3 && output.count == (nv12 != nil ? 2 : 3) && pendingReads.isEmpty)
-        upload(source)
+    /// `source` nil: the source planes are on the GPU already (`sourcePlanes`).
+    func render(source: [Plane]?, output: [Plane], time: Double = 0) throws {
+        precondition((source?.count ?? 3) == 3 && output.count == (nv12 != nil ? 2 : 3) && pendingReads.isEmpty)
+        if let source { upload(source) } else { bindSourcePlanes() }
         draw(time: time)
         frameIndex += 1
         if let target = nv12 {
@@ -372,6 +376,30 @@ public final class FrameRenderer {
             fast[1].target.readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
         }
         try FrameRenderer.checkError("rendering a frame")
+    }
+
+    // MARK: Source planes already on the GPU (the deinterlacer renders them)
+
+    /// The textures the passes read the source from (units 0, 1, 2): Y, Cb, Cr, as R8 or packed
+    /// four samples per RGBA8 texel.
+    var sourcePlanes: [Texture] { planes }
+
+    /// Three new textures laid out as `sourcePlanes`, for a history of uploaded frames.
+    func makeSourcePlanes() -> [Texture] {
+        planes.map { Texture(width: $0.width, height: $0.height, format: $0.format, filter: GL_NEAREST) }
+    }
+
+    /// Uploads a frame's planes into textures from `makeSourcePlanes`, the way frames are uploaded.
+    func upload(_ source: [Plane], to textures: [Texture]) {
+        upload(source, into: textures)
+    }
+
+    /// Binds the source planes to units 0, 1, 2 (another pass may have used those units).
+    private func bindSourcePlanes() {
+        for (i, t) in planes.enumerated() {
+            glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
+            glBindTexture(GLenum(GL_TEXTURE_2D), t.id)
+        }
     }
 
     static func checkError(_ what: String) throws {

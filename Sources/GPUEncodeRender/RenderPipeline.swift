@@ -31,8 +31,9 @@ public final class RenderPipeline<Buffer: PlaneBuffer> {
     }
 
     /// Renders `source` at `time` seconds into `buffer`; returns the frames this call finished,
-    /// oldest first (none, this one, or the one before it).
-    public func process(source: [Plane], time: Double, into buffer: Buffer) throws -> [Finished] {
+    /// oldest first (none, this one, or the one before it). `source` nil: the renderer's source
+    /// planes were rendered on the GPU (a `Deinterlacer`).
+    public func process(source: [Plane]?, time: Double, into buffer: Buffer) throws -> [Finished] {
         guard overlapped else {
             try renderer.render(source: source, output: buffer.planes, time: time)
             return [finished(buffer, time: time)]

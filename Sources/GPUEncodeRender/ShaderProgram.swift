@@ -129,6 +129,8 @@ final class Texture {
     let id: GLuint
     let width: Int
     let height: Int
+    /// The internal format (GL_R8, GL_RGBA8, ...).
+    let format: GLenum
     /// How client data for this texture is laid out (glTexSubImage2D's format and type) and how many
     /// bytes one texel takes: 8-bit planes as R8/RGBA8, deep ones (two bytes a sample, host order
     /// like FFmpeg's `le` formats on little-endian machines) as R16UI/RGBA16UI, read with texelFetch.
@@ -142,6 +144,7 @@ final class Texture {
         id = t
         self.width = width
         self.height = height
+        self.format = format
         switch Int32(format) {
         case GL_R16UI: (clientFormat, clientType, bytesPerTexel) = (GLenum(GL_RED_INTEGER), GLenum(GL_UNSIGNED_SHORT), 2)
         case GL_RGBA16UI: (clientFormat, clientType, bytesPerTexel) = (GLenum(GL_RGBA_INTEGER), GLenum(GL_UNSIGNED_SHORT), 8)

@@ -345,6 +345,26 @@ extension EncodeSetting {
             },
             json: { $0.dropLocation.map { .bool($0) } }),
         EncodeSetting(
+            key: "copyts", flags: ["--copyts"], valueName: "",
+            help: "Keep the input's absolute timestamps (ffmpeg's -copyts; an MPEG-TS continues across its 33-bit wrap, and times before 0 move to 0 with every stream, so nothing is hidden). By default the output starts at 0, as ffmpeg's does: the earliest stream's first time is subtracted from every stream, and every offset between them is kept.",
+            kind: .flag, places: .everywhere,
+            parse: { text, _, o in
+                guard let b = boolean(text) else { return "\(text) is not true or false" }
+                o.copyts = b
+                return nil
+            },
+            json: { $0.copyts.map { .bool($0) } }),
+        EncodeSetting(
+            key: "deinterlace", flags: ["--deinterlace"], valueName: "auto|off|frame|field",
+            help: "Interlaced video: auto (the default: deinterlace on the GPU, bwdif-style, what the input flags as interlaced, one frame per frame; progressive video is untouched), frame or field (deinterlace every frame, flagged or not, as ffmpeg's bwdif=deint=all: frame keeps the frame rate, field makes one frame per field, twice the rate, as bwdif's send_field), off (encode it interlaced with its field order, tt or bb, kept). With --preset none, auto leaves interlaced video interlaced, as off.",
+            kind: .word(DeinterlaceMode.allCases.map(\.rawValue)), places: .everywhere,
+            parse: { text, _, o in
+                guard let m = DeinterlaceMode(rawValue: text) else { return "\"\(text)\" is not one of \(DeinterlaceMode.allCases.map(\.rawValue).joined(separator: ", "))" }
+                o.deinterlace = m
+                return nil
+            },
+            json: { $0.deinterlace.map { .string($0.rawValue) } }),
+        EncodeSetting(
             key: "metadata", flags: ["--metadata"], valueName: "KEY=VALUE",
             help: "Set a container tag, e.g. title=Holiday (repeatable; an empty VALUE removes the tag, as in ffmpeg).",
             kind: .entries, places: [.commandLine, .manifest],
@@ -431,6 +451,8 @@ public struct EncodeOverrides: Sendable, Equatable {
     public var tonemap: ToneMapCurve?
     public var targetPeak: Double?
     public var peakDetect: Bool?
+    public var copyts: Bool?
+    public var deinterlace: DeinterlaceMode?
     /// Added to the entries of the layers below (for one key, the later entry wins).
     public var metadata: [MetadataEntry]?
 
@@ -472,6 +494,8 @@ public struct EncodeOverrides: Sendable, Equatable {
         o.tonemap = tonemap ?? base.tonemap
         o.targetPeak = targetPeak ?? base.targetPeak
         o.peakDetect = peakDetect ?? base.peakDetect
+        o.copyts = copyts ?? base.copyts
+        o.deinterlace = deinterlace ?? base.deinterlace
         if base.metadata != nil || metadata != nil { o.metadata = (base.metadata ?? []) + (metadata ?? []) }
         return o
     }
@@ -558,6 +582,8 @@ extension EncodeOverrides {
         e.toneMapping.curve = first { $0.tonemap }?.0 ?? e.toneMapping.curve
         e.toneMapping.targetPeak = first { $0.targetPeak }?.0 ?? e.toneMapping.targetPeak
         e.toneMapping.peakDetect = first { $0.peakDetect }?.0 ?? e.toneMapping.peakDetect
+        e.copyts = first { $0.copyts }?.0 ?? e.copyts
+        e.deinterlace = first { $0.deinterlace }?.0 ?? e.deinterlace
         e.metadata = layers.reversed().flatMap { $0.overrides.metadata ?? [] }
 
         for other in VideoCodec.allCases where other != e.codec {

@@ -22,6 +22,23 @@ public struct MetadataEntry: Sendable, Equatable {
     }
 }
 
+/// What happens to interlaced video (`--deinterlace`).
+public enum DeinterlaceMode: String, CaseIterable, Sendable {
+    /// Deinterlace what is flagged interlaced (the stream's field order or the frame's flag), at
+    /// the frame rate; leave progressive video untouched. With `--preset none` (no GPU stage),
+    /// interlaced video is encoded interlaced, as `off`.
+    case auto
+    /// Encode interlaced video interlaced, its field order kept (H.264: interlaced coding; every
+    /// codec: the container's field order tag).
+    case off
+    /// Deinterlace every frame, flagged or not (ffmpeg's bwdif `deint=all`), one frame per frame
+    /// (bwdif's `send_frame`).
+    case frame
+    /// Deinterlace every frame, one frame per field: twice the frame rate, the second frame of each
+    /// pair at its field's time (bwdif's `send_field`).
+    case field
+}
+
 /// How the video is decoded (`--hwaccel`).
 public enum HardwareAcceleration: String, CaseIterable, Sendable {
     /// Software decoding with libavcodec's frame threads (the default).
@@ -170,6 +187,8 @@ public struct EncoderSettings: Sendable {
     public var stripMetadata = false
     /// `--no-location`: drop location tags (GPS) from the input's metadata.
     public var dropLocation = false
+    /// `--copyts`: keep the input's absolute timestamps; by default the output starts at 0 (ffmpeg's default).
+    public var copyts = false
     /// `--metadata KEY=VALUE`, in the order given (a later entry for the same key wins).
     public var metadata: [MetadataEntry] = []
     /// `--hdr`: HDR input tone-mapped to SDR (default) or kept as HDR.
@@ -179,6 +198,8 @@ public struct EncoderSettings: Sendable {
     public var codecGiven = false
     /// `--tonemap`, `--target-peak`, `--peak-detect`.
     public var toneMapping = ToneMapping()
+    /// `--deinterlace`: what happens to interlaced video.
+    public var deinterlace: DeinterlaceMode = .auto
 
     public init() {}
 
@@ -275,6 +296,8 @@ public struct EncoderSettings: Sendable {
         if toneMapping.curve != d.toneMapping.curve { extra.append(("tonemap", toneMapping.curve.rawValue)) }
         if toneMapping.targetPeak != d.toneMapping.targetPeak { extra.append(("targetPeak", "\(toneMapping.targetPeak)")) }
         if toneMapping.peakDetect { extra.append(("peakDetect", "true")) }
+        if copyts { extra.append(("copyts", "true")) }
+        if deinterlace != d.deinterlace { extra.append(("deinterlace", deinterlace.rawValue)) }
         if !metadata.isEmpty {
             // Length-prefixed, so no key or value can be made to look like another split.
             extra.append(("metadata", metadata.map { "\($0.key.utf8.count):\($0.key)=\($0.value.utf8.count):\($0.value)" }.joined(separator: ";")))

@@ -78,6 +78,11 @@ struct EncodeOptions: ParsableArguments {
     @Flag(name: flagNames("noLocation"), help: flagHelp("noLocation"))
     var noLocation = false
 
+    @Flag(name: flagNames("copyts"), help: flagHelp("copyts"))
+    var copyts = false
+    @Option(name: flagNames("deinterlace"), help: flagHelp("deinterlace"), completion: flagCompletion("deinterlace"))
+    var deinterlace: String?
+
     @Option(name: flagNames("metadata"), help: flagHelp("metadata"), completion: flagCompletion("metadata"))
     var metadata: [String] = []
 
@@ -111,6 +116,8 @@ struct EncodeOptions: ParsableArguments {
         add("audioBitrate", audioBitrate)
         add("stripMetadata", stripMetadata ? "true" : nil)
         add("noLocation", noLocation ? "true" : nil)
+        add("copyts", copyts ? "true" : nil)
+        add("deinterlace", deinterlace)
         for entry in metadata { add("metadata", entry) }
         return list
     }

@@ -114,6 +114,7 @@ final class BatchPlanTests: BatchTestCase {
         try #"""
         [{"input": "a.mp4", "output": "a.mkv", "codec": "hevc", "speed": "fast", "crf": 20, "x265-params": "bframes=2", "tune": "grain",
           "audio": "opus", "audio_tracks": [2, 1], "audioBitrate": "96k", "stripMetadata": true, "noLocation": "true",
+          "copyts": true,
           "metadata": {"title": "Holiday", "comment": ""}, "bitrate": "3M", "keyint": 48, "profile": "main"},
          {"input": "b.mp4", "output": "out/b.mp4", "x264Preset": "slow"}]
         """#.write(to: json, atomically: true, encoding: .utf8)
@@ -138,6 +139,8 @@ final class BatchPlanTests: BatchTestCase {
         XCTAssertEqual(a.audioBitrate, 96_000)
         XCTAssertTrue(a.stripMetadata)
         XCTAssertTrue(a.dropLocation)
+        XCTAssertTrue(a.copyts)
+        XCTAssertFalse(jobs[1].settings.copyts, "the default: timelines start at 0")
         XCTAssertEqual(a.metadata, [MetadataEntry(key: "artist", value: "me"), MetadataEntry(key: "comment", value: ""), MetadataEntry(key: "title", value: "Holiday")])
         let b = jobs[1].settings
         XCTAssertEqual(b.codec, .h264)

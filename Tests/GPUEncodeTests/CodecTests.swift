@@ -313,7 +313,7 @@ final class CodecTests: BatchTestCase {
             "codec": "hevc", "encoder": "auto", "speed": "slow", "crf": "20", "bitrate": "2M", "keyint": "30", "tune": "grain",
             "profile": "main", "x264Params": "bframes=2", "x265Params": "bframes=2", "svtav1Params": "tile-rows=1", "threads": "3",
             "hwaccel": "cuda", "audio": "opus", "audioTracks": "2,1", "audioBitrate": "96k", "stripMetadata": "true",
-            "noLocation": "true", "metadata": "title=x", "hdr": "keep", "tonemap": "hable", "targetPeak": "400", "peakDetect": "true",
+            "noLocation": "true", "copyts": "true", "metadata": "title=x", "deinterlace": "field", "hdr": "keep", "tonemap": "hable", "targetPeak": "400", "peakDetect": "true",
         ]
         // Settings that do not change what is written.
         let machine: Set<String> = ["threads", "hwaccel"]

@@ -48,6 +48,12 @@ final class MediaClipTests: GPUEncodeTestCase {
     func test_vp9_10bit_240p_video_only_webm() throws { try checkTranscode("vp9_10bit_240p_video_only.webm") }
     func test_vp9_odd_161x121_video_only_webm() throws { try checkTranscode("vp9_odd_161x121_video_only.webm") }
     func test_h264_bframes_empty_edit_10s_video_only_mp4() throws { try checkTranscode("h264_bframes_empty_edit_10s_video_only.mp4") }
+    /// The same clip with --copyts: its first frame stays at 10 s (an empty edit of 10 s).
+    func test_h264_bframes_empty_edit_10s_video_only_mp4_copyts() throws {
+        try checkTranscode("h264_bframes_empty_edit_10s_video_only.mp4", copyts: true)
+    }
+    /// An edit list's audio delay (44 ms) kept under --copyts as by default.
+    func test_h264_aac_720p_bframes_editlist_1s_mp4_copyts() throws { try checkTranscode("h264_aac_720p_bframes_editlist_1s.mp4", copyts: true) }
     // The H.264 stream is damaged: refusing it is as acceptable as decoding through the damage.
     func test_h264_mp3_480p_box_damaged_idr_mp4() throws { try checkTranscode("h264_mp3_480p_box_damaged_idr.mp4", mayFailCleanly: true) }
 
@@ -119,7 +125,9 @@ final class MediaClipTests: GPUEncodeTestCase {
         return behind
     }
 
-    private func checkTranscode(_ clip: String, mayFailCleanly: Bool = false,
+    /// Transcodes `clip` and compares with the input: every frame time and stream start, moved by the
+    /// input's start (ffprobe's format start_time) as ffmpeg's default does, or kept with `copyts`.
+    private func checkTranscode(_ clip: String, mayFailCleanly: Bool = false, copyts: Bool = false,
                                 file: StaticString = #filePath, line: UInt = #line) throws {
         XCTAssertTrue(Self.clipsWithTests.contains(clip), "\(clip) is missing from clipsWithTests", file: file, line: line)
         let input = try Paths.media(clip)
@@ -127,7 +135,9 @@ final class MediaClipTests: GPUEncodeTestCase {
         let inVideo = try XCTUnwrap(inStreams.first { $0.codecType == "video" }, "\(clip) has no video stream",
                                     file: file, line: line)
         let inAudio = inStreams.filter { $0.codecType == "audio" }
-        let inDecodeOrder = try Self.inputFrameTimes(input)
+        // The output's timeline starts at 0 (ffmpeg's default): the input's start is subtracted from every time.
+        let origin = copyts ? 0 : try Oracle.formatStartTime(input)
+        let inDecodeOrder = try Self.inputFrameTimes(input).map { $0 - origin }
         let inTimes = inDecodeOrder.sorted()
 
         // Matroska inputs may carry streams (e.g. subrip) that MP4 cannot hold, so they stay in Matroska.
@@ -135,7 +145,7 @@ final class MediaClipTests: GPUEncodeTestCase {
         let output = scratch("out.\(outputExtension)")
         let before = listing(workDirectory)
 
-        let result = try gpuencode([input.path, output.path, "--x264-preset", "ultrafast"])
+        let result = try gpuencode([input.path, output.path, "--x264-preset", "ultrafast"] + (copyts ? ["--copyts"] : []))
         if mayFailCleanly && result.status != ExitCode.ok {
             assertCleanFailure(result, exitCodes: ExitCode.documentedFailures, mentioning: [input.path],
                                outputDirectory: workDirectory, before: before, file: file, line: line)
@@ -165,7 +175,7 @@ final class MediaClipTests: GPUEncodeTestCase {
                                  "\(unmatched.count) input frame times have no output frame within \(tolerance) s "
                                      + "(\(unkeepable) input frames are out of order); first ones: \(unmatched.prefix(5))",
                                  file: file, line: line)
-        if let inStart = inVideo.startTime {
+        if let inStart = inVideo.startTime.map({ $0 - origin }) {
             let outStart = try XCTUnwrap(outVideo.startTime, "output video has no start_time", file: file, line: line)
             XCTAssertEqual(outStart, inStart, accuracy: frameDuration, "video start_time", file: file, line: line)
         }
@@ -179,7 +189,7 @@ final class MediaClipTests: GPUEncodeTestCase {
         for (n, (inStream, outStream)) in zip(inAudio, outAudio).enumerated() {
             XCTAssertEqual(try Oracle.audioMD5(output, index: n), try Self.inputAudioMD5(input, index: n),
                            "audio stream a:\(n) packets differ", file: file, line: line)
-            if let inStart = inStream.startTime {
+            if let inStart = inStream.startTime.map({ $0 - origin }) {
                 let outStart = try XCTUnwrap(outStream.startTime, "output audio a:\(n) has no start_time", file: file, line: line)
                 XCTAssertEqual(outStart, inStart, accuracy: frameDuration, "audio a:\(n) start_time", file: file, line: line)
             }

@@ -9,7 +9,7 @@ struct AudioOutputs {
     /// The time bases of the audio output streams (for the MP4 movie timescale).
     var timeBases: [AVRational] = []
 
-    static func add(input: VideoSource, output: OutputFile, settings: EncoderSettings, metadata: MetadataPolicy, run: RunState,
+    static func add(input: VideoSource, output: OutputFile, settings: EncoderSettings, metadata: MetadataPolicy, timeline: Timeline, run: RunState,
                     inputPath: String, outputPath: String, log: @escaping @Sendable (LogLevel, String) -> Void) throws -> AudioOutputs {
         let container = AudioContainer(outputPath: outputPath)
         let facts: [AudioStreamFacts] = (0..<input.streamCount).compactMap { i in
@@ -40,12 +40,13 @@ struct AudioOutputs {
                 os.pointee.codecpar.pointee.codec_tag = 0
                 os.pointee.time_base = s.pointee.time_base
                 log(.info, "audio stream #\(decision.inputIndex) (\(decision.codec)): copied")
-                result.handlers[decision.inputIndex] = StreamCopyHandler(from: s, inputPath: inputPath, to: os, output: output, log: log)
+                result.handlers[decision.inputIndex] = StreamCopyHandler(from: s, inputPath: inputPath, to: os, output: output,
+                                                                                shift: timeline.shift(decision.inputIndex), log: log)
             case .encode(let codec):
                 let transcoder: AudioTranscoder
                 do {
                     transcoder = try AudioTranscoder(stream: s, codec: codec, bitrate: settings.audioBitrate, globalHeader: globalHeader,
-                                                     path: outputPath, log: log)
+                                                     path: outputPath, shift: timeline.shift(decision.inputIndex), log: log)
                 } catch let error as GPUEncodeError where error.isAboutInput {
                     // The transcoder names the output; a stream it cannot decode is the input's fault.
                     throw GPUEncodeError(error.kind, path: inputPath, error.message)

@@ -11,17 +11,22 @@ final class EncodeStage {
     /// The video's start and length in seconds, for progress.
     private let mediaStart: Double
     private let mediaDuration: Double?
+    /// Subtracted from every packet's timestamps, in the encoder's time base (the input video
+    /// stream's): the output starts at 0 unless --copyts (Timeline). The frames keep the input's
+    /// times until here, so filters and progress count from the video's own start.
+    private let shift: Int64
     /// Frames encoded so far (read by other threads only after this stage's thread is joined).
     private(set) var frames = 0
     /// The setup's warnings (audio re-encoded, tags the container drops), printed with the first
     /// encoded frame: a run that fails before that prints its one error line and nothing else.
     let setupWarnings: DeferredLog
 
-    init(encoder: VideoEncoder, stream: UnsafeMutablePointer<AVStream>, output: OutputFile, options: TranscodeOptions,
+    init(encoder: VideoEncoder, stream: UnsafeMutablePointer<AVStream>, output: OutputFile, options: TranscodeOptions, shift: Int64,
          mediaStart: Double, mediaDuration: Double?) {
         self.encoder = encoder
         self.stream = stream
         self.output = output
+        self.shift = shift
         progress = options.progress
         onFrame = options.onFrame
         self.mediaStart = mediaStart
@@ -29,8 +34,16 @@ final class EncodeStage {
         setupWarnings = DeferredLog(options.log)
     }
 
+    /// Interlaced output (`InterlacePlan.keptFieldOrder`): every frame is coded as two fields,
+    /// in its own order where the decoder flagged it, else in this one (true: top field first).
+    var interlacedTopFieldFirst: Bool?
+
     func encode(_ frame: Frame) throws {
         let pts = frame.pts
+        if let tff = interlacedTopFieldFirst, !frame.interlaced {
+            frame.interlaced = true
+            frame.topFieldFirst = tff
+        }
         try encoder.encode(frame, emit: write)
         frames += 1
         if frames == 1 { setupWarnings.release() }
@@ -46,6 +59,10 @@ final class EncodeStage {
     }
 
     private func write(_ packet: Packet) throws {
+        if shift != 0 {
+            if packet.pointer.pointee.pts != AV_NOPTS { packet.pointer.pointee.pts -= shift }
+            if packet.pointer.pointee.dts != AV_NOPTS { packet.pointer.pointee.dts -= shift }
+        }
         av_packet_rescale_ts(packet.pointer, encoder.context.pointee.time_base, stream.pointee.time_base)
         packet.pointer.pointee.stream_index = stream.pointee.index
         try output.write(packet.pointer)

@@ -18,6 +18,33 @@ final class GPUStage {
         var overlapReadback: Bool
         /// How HDR sources become SDR.
         var toneMapping = ToneMapping()
+        /// Deinterlacing before the filters (InterlacePlan); nil: frames go as they are.
+        var deinterlace: Deinterlace? = nil
+    }
+
+    /// How the stage deinterlaces (`--deinterlace`, decided by `InterlacePlan`).
+    struct Deinterlace {
+        /// One frame per field, twice the frame rate (bwdif's send_field), instead of one per frame.
+        var fieldRate: Bool
+        /// Every frame (frame, field), or only those flagged interlaced (auto: bwdif's
+        /// deint=interlaced; the others are shown as they are).
+        var all: Bool
+        /// Start at the first frame flagged interlaced (auto, on a stream not tagged interlaced):
+        /// until then frames go through untouched, with no frame of delay.
+        var waitForFlag: Bool
+        /// The field shown first in frames that do not say (the stream's order, else top).
+        var topFieldFirst: Bool
+        /// Output timestamps are the input's times this: the encoder counts in the input's time
+        /// base divided by it (2 when a field's time would fall between two ticks).
+        var timeScale: Int64
+    }
+
+    /// A frame uploaded to the deinterlacer and not yet shown.
+    private struct Waiting {
+        var pts: Int64
+        var duration: Int64
+        var interlaced: Bool
+        var topFieldFirst: Bool
     }
 
     private let settings: Settings
@@ -25,6 +52,8 @@ final class GPUStage {
     private var context: GLContext?
     private var pipeline: RenderPipeline<Frame>?
     private var pool: FramePool?
+    private var deinterlacer: Deinterlacer?
+    private var waiting: [Waiting] = []
     /// The GL_RENDERER, once the context is made.
     private(set) var rendererName: String?
 
@@ -54,9 +83,24 @@ final class GPUStage {
     /// Renders `frame`; returns the frames finished meanwhile (this one, or with pixel buffer
     /// objects the one before it).
     func process(_ frame: Frame) throws -> [Frame] {
+        if let plan = settings.deinterlace {
+            if deinterlacer == nil && (!plan.waitForFlag || frame.interlaced) {
+                deinterlacer = try Deinterlacer(renderer: pipeline!.renderer)
+                if plan.waitForFlag { options.log(.info, "frame at \(frame.pts) flagged interlaced: deinterlacing from here on") }
+            }
+            if let deinterlacer {
+                waiting.append(Waiting(pts: frame.pts, duration: frame.duration, interlaced: frame.interlaced, topFieldFirst: frame.topFieldFirst))
+                // One frame late: the frame before this one is shown now that its next is known.
+                guard deinterlacer.push(frame.planes) else { return [] }
+                return report(try show(waiting.removeFirst(), plan))
+            }
+        }
         let out = try pool!.frame()
         out.pts = frame.pts
         out.duration = frame.duration
+        // Interlaced output (--deinterlace off) needs each frame's fields.
+        out.interlaced = frame.interlaced
+        out.topFieldFirst = frame.topFieldFirst
         // Filter time (keyframes, animated shaders) runs from 0 at the start of the media.
         let time = max(0, seconds(frame.pts, settings.timeBase) - settings.mediaStart)
         return report(try pipeline!.process(source: frame.planes, time: time, into: out))
@@ -64,12 +108,39 @@ final class GPUStage {
 
     /// After the last frame: the frames still in flight.
     func flush() throws -> [Frame] {
-        report(try pipeline?.flush() ?? [])
+        var last: [RenderPipeline<Frame>.Finished] = []
+        if let plan = settings.deinterlace, let deinterlacer, deinterlacer.finish() { last = try show(waiting.removeFirst(), plan) }
+        return report(last + (try pipeline?.flush() ?? []))
+    }
+
+    /// The deinterlacer's current frame as one output frame, or two at the field rate; progressive
+    /// frames (auto) as they are. Timestamps are the frame's, scaled by the plan's `timeScale`; the
+    /// second field's is half the frame's length later.
+    private func show(_ frame: Waiting, _ plan: Deinterlace) throws -> [RenderPipeline<Frame>.Finished] {
+        let pts = frame.pts * plan.timeScale, duration = frame.duration * plan.timeScale
+        guard plan.all || frame.interlaced else { return try render(.copy, pts: pts, duration: duration) }
+        let tff = frame.interlaced ? frame.topFieldFirst : plan.topFieldFirst
+        guard plan.fieldRate else { return try render(.field(second: false, topFieldFirst: tff), pts: pts, duration: duration) }
+        let half = duration / 2
+        return try render(.field(second: false, topFieldFirst: tff), pts: pts, duration: half)
+            + render(.field(second: true, topFieldFirst: tff), pts: pts + half, duration: duration - half)
+    }
+
+    private func render(_ output: Deinterlacer.Output, pts: Int64, duration: Int64) throws -> [RenderPipeline<Frame>.Finished] {
+        try deinterlacer!.render(output)
+        let out = try pool!.frame()
+        out.pts = pts
+        out.duration = duration
+        out.interlaced = false
+        let timeBase = AVRational(num: settings.timeBase.num, den: settings.timeBase.den * Int32(settings.deinterlace?.timeScale ?? 1))
+        let time = max(0, seconds(pts, timeBase) - settings.mediaStart)
+        return try pipeline!.process(source: nil, time: time, into: out)
     }
 
     /// Lets go of the GL objects, then of the context (back to the process's pool for batch jobs,
     /// which keeps memory flat over thousands of them): on the thread that rendered.
     func close() {
+        deinterlacer = nil
         pipeline = nil
         if options.reuseGPUContext, let context { GLContextPool.give(context) }
         context = nil

@@ -1,7 +1,9 @@
 import CFFmpeg
 
-/// An audio or subtitle stream copied packet for packet: only the timestamps change, rescaled to
-/// the output stream's time base (the muxer interleaves the streams).
+/// An audio or subtitle stream copied packet for packet: only the timestamps change: moved by the
+/// timeline's shift (the output starts at 0 unless --copyts: Timeline), in the input's time base so
+/// nothing is rounded, then rescaled to the output stream's time base (the muxer interleaves the
+/// streams).
 final class StreamCopyHandler: OutputStreamHandler {
     private let output: OutputFile
     private let stream: UnsafeMutablePointer<AVStream>
@@ -10,9 +12,13 @@ final class StreamCopyHandler: OutputStreamHandler {
     private let inputPath: String
     private let log: @Sendable (LogLevel, String) -> Void
     private var order: CopiedPacketOrder
+    /// Subtracted from every timestamp, in the input stream's time base (Timeline).
+    private let shift: Int64
+    /// Added after rescaling, in the output stream's time base (OutputFile.copiedBlockOffset).
+    private let muxerOffset: Int64
 
     init(from input: UnsafeMutablePointer<AVStream>, inputPath: String, to stream: UnsafeMutablePointer<AVStream>, output: OutputFile,
-         log: @escaping @Sendable (LogLevel, String) -> Void) {
+         shift: Int64, log: @escaping @Sendable (LogLevel, String) -> Void) {
         self.output = output
         self.stream = stream
         inputTimeBase = input.pointee.time_base
@@ -20,11 +26,21 @@ final class StreamCopyHandler: OutputStreamHandler {
         self.inputPath = inputPath
         self.log = log
         order = CopiedPacketOrder(format: output.format.pointee.oformat)
+        self.shift = shift
+        muxerOffset = output.copiedBlockOffset(stream.pointee.codecpar, timeBase: stream.pointee.time_base)
     }
 
     func handle(_ packet: Packet) throws {
         let p = packet.pointer
+        if shift != 0 {
+            if p.pointee.pts != AV_NOPTS { p.pointee.pts -= shift }
+            if p.pointee.dts != AV_NOPTS { p.pointee.dts -= shift }
+        }
         av_packet_rescale_ts(p, inputTimeBase, stream.pointee.time_base)
+        if muxerOffset != 0 {
+            if p.pointee.pts != AV_NOPTS { p.pointee.pts += muxerOffset }
+            if p.pointee.dts != AV_NOPTS { p.pointee.dts += muxerOffset }
+        }
         p.pointee.stream_index = stream.pointee.index
         p.pointee.pos = -1
         guard order.admit(p) else {

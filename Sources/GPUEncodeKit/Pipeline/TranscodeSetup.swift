@@ -20,16 +20,20 @@ final class TranscodeJob {
         self.options = o
         output = try OutputFile(path: o.output, overwrite: o.overwrite, codec: o.encoder.codec)
         let metadata = MetadataPolicy(o.encoder)
-        let (gpu, encode, geometry) = try TranscodeJob.mapVideo(o, input: input, output: output, metadata: metadata, sequential: o.sequential)
+        // The output starts at 0 (ffmpeg's default) unless --copyts: what each stream moves by.
+        let timeline = Timeline(format: input.format, copyts: o.encoder.copyts)
+        if let note = timeline.note { o.log(.info, note) }
+        let (gpu, encode, geometry) = try TranscodeJob.mapVideo(o, input: input, output: output, metadata: metadata, sequential: o.sequential,
+                                                                     shift: timeline.shift(input.videoIndex))
         var handlers = [OutputStreamHandler?](repeating: nil, count: input.streamCount)
         // Audio next, in the plan's order: copied, or re-encoded where the container's players
         // would not play it (AudioPlan: --audio, --audio-tracks). Its warnings wait for the first
         // encoded frame, so a run that fails before prints one line.
-        let audio = try AudioOutputs.add(input: input, output: output, settings: o.encoder, metadata: metadata, run: run,
+        let audio = try AudioOutputs.add(input: input, output: output, settings: o.encoder, metadata: metadata, timeline: timeline, run: run,
                                          inputPath: o.input, outputPath: o.output, log: encode.setupWarnings.function)
         for (i, handler) in audio.handlers { handlers[i] = handler }
         for i in 0..<input.streamCount where i != input.videoIndex && input.stream(i).pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_AUDIO {
-            handlers[i] = try TranscodeJob.mapStream(input.stream(i), o, output: output, metadata: metadata)
+            handlers[i] = try TranscodeJob.mapStream(input.stream(i), o, output: output, metadata: metadata, shift: timeline.shift(i))
         }
         metadata.copyContainer(from: input.format.pointee.metadata, to: &output.format.pointee.metadata)
         for warning in metadata.unwritten(in: AudioContainer(outputPath: o.output)) { encode.setupWarnings.function(.warning, "\(o.output): \(warning)") }
@@ -64,7 +68,8 @@ final class TranscodeJob {
     /// The video stream: the picture's geometry (rotation, odd sizes, what the filters make of
     /// it), the GPU stage that filters it (none when the preset has no filters), the encoder and
     /// its output stream.
-    private static func mapVideo(_ o: TranscodeOptions, input: VideoSource, output: OutputFile, metadata: MetadataPolicy, sequential: Bool) throws
+    private static func mapVideo(_ o: TranscodeOptions, input: VideoSource, output: OutputFile, metadata: MetadataPolicy, sequential: Bool,
+                                 shift: Int64) throws
         -> (GPUStage?, EncodeStage, RenderGeometry) {
         let dec = input.decoder.pointee
         let hdrInput = [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc)
@@ -76,10 +81,21 @@ final class TranscodeJob {
         if keep && !onlyIdentity {
             throw GPUEncodeError(.usage, "--hdr keep takes no filters yet (preset \(o.preset.name) has some): leave out --preset, or use --hdr tonemap")
         }
-        // HDR to be tone-mapped goes through the GPU even without filters.
-        let bypass = (o.preset.filters.isEmpty || keep) && !(hdrInput && o.encoder.hdr == .tonemap)
-        if bypass { o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)") }
         let inStream = input.videoStream
+        let rate = av_guess_frame_rate(input.format, inStream, nil)
+        // Kept HDR has no GPU stage (no 10-bit writers yet): interlaced video stays interlaced, as
+        // with --preset none.
+        let interlace = InterlacePlan(mode: o.encoder.deinterlace, presetHasFilters: !o.preset.filters.isEmpty && !keep, fieldOrder: input.fieldOrder,
+                                      timeBase: inStream.pointee.time_base, frameRate: rate.num > 0 && rate.den > 0 ? rate : nil,
+                                      codec: o.encoder.codec, input: o.input)
+        if keep && interlace.deinterlace != nil {
+            throw GPUEncodeError(.usage, "--hdr keep cannot deinterlace yet: use --deinterlace off, or --hdr tonemap")
+        }
+        for (level, note) in interlace.notes { o.log(level, note) }
+        // HDR to be tone-mapped, and --deinterlace frame or field with --preset none, go through
+        // the GPU even without filters.
+        let bypass = (o.preset.filters.isEmpty || keep) && !(hdrInput && o.encoder.hdr == .tonemap) && interlace.deinterlace == nil
+        if bypass { o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)") }
         let format = dec.pix_fmt
         // Kept HDR stays 10-bit 4:2:0 all the way.
         let bypassFormat = keep ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P
@@ -117,15 +133,15 @@ final class TranscodeJob {
         // The encoder works in the input's time base, so no timestamp is ever rounded.
         let outputFormat = keep ? AV_PIX_FMT_YUV420P10LE
             : !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath, filters: o.preset.filters) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
-        let rate = av_guess_frame_rate(input.format, inStream, nil)
         var sar = inStream.pointee.sample_aspect_ratio.num > 0 ? inStream.pointee.sample_aspect_ratio : dec.sample_aspect_ratio
         if rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
         var stream = EncoderStream(width: Int32(geometry.outputWidth), height: Int32(geometry.outputHeight), pixelFormat: outputFormat,
-                                   timeBase: inStream.pointee.time_base, frameRate: rate.num > 0 && rate.den > 0 ? rate : nil,
+                                   timeBase: interlace.timeBase, frameRate: interlace.frameRate,
                                    sampleAspectRatio: sar.num > 0 ? sar : nil,
                                    colorPrimaries: AVCOL_PRI_BT709, colorTransfer: AVCOL_TRC_BT709, colorSpace: AVCOL_SPC_BT709,
                                    colorRange: AVCOL_RANGE_MPEG,
                                    globalHeader: output.format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0)
+        if let order = interlace.keptFieldOrder { stream.fieldOrder = order }
         if bypass {
             // The pixels keep their matrix; swscale only turns yuvj (full range) into limited range.
             stream.colorPrimaries = dec.color_primaries
@@ -158,18 +174,20 @@ final class TranscodeJob {
             o.log(.info, "HDR: kept (\(dec.color_trc == AVCOL_TRC_SMPTE2084 ? "PQ" : "HLG"), 10-bit \(o.encoder.codec.displayName))")
         }
 
-        let encode = EncodeStage(encoder: encoder, stream: videoOut, output: output, options: o,
+        let encode = EncodeStage(encoder: encoder, stream: videoOut, output: output, options: o, shift: shift,
                                  mediaStart: input.startSeconds, mediaDuration: input.durationSeconds)
+        if let order = interlace.keptFieldOrder { encode.interlacedTopFieldFirst = order == AV_FIELD_TT }
         let gpu = bypass ? nil : GPUStage(GPUStage.Settings(geometry: geometry, sourceColor: color, outputFormat: outputFormat,
                                                             timeBase: inStream.pointee.time_base, mediaStart: input.startSeconds,
-                                                            overlapReadback: !sequential, toneMapping: o.encoder.toneMapping), options: o)
+                                                            overlapReadback: !sequential, toneMapping: o.encoder.toneMapping,
+                                                            deinterlace: interlace.deinterlace), options: o)
         return (gpu, encode, geometry)
     }
 
     /// Any other stream but audio: subtitles are copied packet for packet where the container can
     /// hold them (else dropped with a warning); data streams and extra video streams are dropped.
     private static func mapStream(_ s: UnsafeMutablePointer<AVStream>, _ o: TranscodeOptions, output: OutputFile,
-                                  metadata: MetadataPolicy) throws -> OutputStreamHandler? {
+                                  metadata: MetadataPolicy, shift: Int64) throws -> OutputStreamHandler? {
         let i = Int(s.pointee.index)
         let par = s.pointee.codecpar!
         let type = par.pointee.codec_type
@@ -194,6 +212,6 @@ final class TranscodeJob {
         os.pointee.time_base = s.pointee.time_base
         os.pointee.disposition = s.pointee.disposition
         metadata.copyStream(from: s.pointee.metadata, to: &os.pointee.metadata)
-        return StreamCopyHandler(from: s, inputPath: o.input, to: os, output: output, log: o.log)
+        return StreamCopyHandler(from: s, inputPath: o.input, to: os, output: output, shift: shift, log: o.log)
     }
 }

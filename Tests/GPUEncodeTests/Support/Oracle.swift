@@ -290,6 +290,13 @@ enum Oracle {
         }
     }
 
+    /// The file's start time as ffprobe reports it (format start_time: the earliest stream's first
+    /// time), the input time that the ffmpeg CLI's default (no -copyts) makes 0; 0 when it says none.
+    static func formatStartTime(_ file: URL) throws -> Double {
+        let json = try ffprobeJSON(["-show_entries", "format=start_time", file.path])
+        return ((json["format"] as? [String: Any])?["start_time"] as? String).flatMap(Double.init) ?? 0
+    }
+
     /// MD5 of the packets of audio stream `index`, without decoding: equal only for a packet-for-packet copy.
     static func audioMD5(_ file: URL, index: Int) throws -> String {
         let result = try runChecked("ffmpeg", ["-nostdin", "-v", "error", "-i", file.path,
