@@ -11,6 +11,9 @@ public final class FrameRenderer {
     public let path: RenderPath
     public let light: FilterLight
     public var writesNV12: Bool { nv12 != nil }
+    /// Kept HDR (`keepsSignal`): 10-bit output planes (a yuv420p10le frame: Y, Cb, Cr), in the
+    /// source's matrix and range, instead of 8-bit BT.709 limited range.
+    public let writesTenBit: Bool
     private let planes: [Texture]
     /// Source planes uploaded four samples per RGBA8 texel (the fused single pass reads them so).
     private let packed: Bool
@@ -28,6 +31,7 @@ public final class FrameRenderer {
     private var conversion: [(program: ShaderProgram, target: RenderTarget)] = []
     private var vao: GLuint = 0
     private var scratch: [UInt8] = []
+    private var scratch16: [UInt16] = []
     /// Frames rendered so far.
     public private(set) var frameIndex = 0
     /// The passes this renderer runs, one line each (what `-v` prints; `passPlan` predicts them).
@@ -52,11 +56,15 @@ public final class FrameRenderer {
     /// `limits`: the current context's, unless a test plans for another GPU.
     /// `light`: the preset's; linear light linearises the source, filters in half float and
     /// re-encodes at the end (`lightGLSL`). `toneMapping`: how an HDR source becomes SDR BT.709
-    /// (SourceColorShader.swift).
+    /// (SourceColorShader.swift). `keepsSignal` (`--hdr keep`): the source's R'G'B' through its own
+    /// matrix only (no transfer or primaries change, no tone mapping), filtered in half float, and
+    /// written back through the same matrix and range as 10-bit planes (`writesTenBit`).
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
                 light: FilterLight = .gamma, pixelBuffers: Bool = false, copyThreads: Int? = nil, limits: GPULimits? = nil,
-                toneMapping: ToneMapping = ToneMapping()) throws {
+                toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false) throws {
         geometry = g
+        writesTenBit = keepsSignal
+        let tenBit = keepsSignal
         self.path = path
         self.light = light
         let limits = limits ?? GPULimits.current()
@@ -78,7 +86,10 @@ public final class FrameRenderer {
         let deep = g.bitDepth > 8
         // Deep sources and linear light filter in half float, without 8-bit rounding between filters.
         let linear = light == .linear
-        let precise = deep || linear
+        let precise = deep || linear || tenBit
+        // The writers: 8-bit (dithered for deep sources) or 10-bit codes (no dither) on RGBA16UI targets.
+        func writer(_ glsl: String) -> String { tenBit ? FrameRenderer.tenBitOutputs(glsl) : FrameRenderer.dithered(glsl, deep) }
+        let rgba8 = GLenum(tenBit ? GL_RGBA16UI : GL_RGBA8), r8 = GLenum(tenBit ? GL_RGBA16UI : GL_R8)
         if packed {
             let format = GLenum(deep ? GL_RGBA16UI : GL_RGBA8)
             planes = [
@@ -99,8 +110,10 @@ public final class FrameRenderer {
         glBindVertexArray(vao)
 
         let toRGB = source.toRGB()
-        let sourceColor = SourceColorShader(color: source, toneMapping: toneMapping)
-        let fromRGB = YUVColorSpace(matrix: .bt709, fullRange: false).fromRGB()
+        let sourceColor = SourceColorShader(color: source, toneMapping: toneMapping, keepsSignal: keepsSignal)
+        // Kept HDR goes back to Y'CbCr through the source's own matrix and range.
+        let fromRGB = (keepsSignal ? YUVColorSpace(matrix: source.matrix, fullRange: source.fullRange)
+                       : YUVColorSpace(matrix: .bt709, fullRange: false)).fromRGB()
         let map = g.rotation.sourceMapping(srcWidth: Float(g.sourceWidth), srcHeight: Float(g.sourceHeight))
         let (w, h) = (g.outputWidth, g.outputHeight)
         // Uniforms never change during a run: set them once. A uniform a program does not use has
@@ -136,14 +149,14 @@ public final class FrameRenderer {
             var resources: [String: [String: ResourceTexture]] = [:]
             var made: [(ShaderProgram, RenderTarget)] = []
             if packed {
-                made = [(try ShaderProgram(fragment: FrameRenderer.dithered(prelude + FrameRenderer.packedBlockMain, deep), label: "Y'CbCr (filters fused)"),
-                         try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)]))]
+                made = [(try ShaderProgram(fragment: writer(prelude + FrameRenderer.packedBlockMain), label: "Y'CbCr (filters fused)"),
+                         try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [rgba8, rgba8, rgba8]))]
             } else {
                 made = [
-                    (try ShaderProgram(fragment: FrameRenderer.dithered(prelude + FrameRenderer.directLumaMain, deep), label: "luma (filters fused)"),
-                     try RenderTarget(width: (w + 3) / 4, height: h, formats: [GLenum(GL_RGBA8)])),
-                    (try ShaderProgram(fragment: FrameRenderer.dithered(prelude + FrameRenderer.directChromaMain, deep), label: "chroma (filters fused)"),
-                     try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)])),
+                    (try ShaderProgram(fragment: writer(prelude + FrameRenderer.directLumaMain), label: "luma (filters fused)"),
+                     try RenderTarget(width: (w + 3) / 4, height: h, formats: [rgba8])),
+                    (try ShaderProgram(fragment: writer(prelude + FrameRenderer.directChromaMain), label: "chroma (filters fused)"),
+                     try RenderTarget(width: w / 2, height: h / 2, formats: [r8, r8])),
                 ]
             }
             for (program, target) in made {
@@ -159,18 +172,18 @@ public final class FrameRenderer {
             passes = chain.chainPlan.description
             if writesNV12 {
                 // One pass from the chain's RGBA to NV12, a 4x2 block per fragment.
-                let program = try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.dithered(FrameRenderer.nv12FromRGBA, deep), linear), label: "RGB to NV12")
-                let target = try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)])
+                let program = try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: writer(FrameRenderer.nv12FromRGBA), linear), label: "RGB to NV12")
+                let target = try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [rgba8, rgba8, rgba8])
                 setUp(program)
                 glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
                 conversion = [(program, target)]
                 nv12 = target
             } else {
             conversion = [
-                (try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.dithered(FrameRenderer.lumaFromRGBA, deep), linear), label: "RGB to Y"),
-                 try RenderTarget(width: w, height: h, formats: [GLenum(GL_R8)])),
-                (try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.dithered(FrameRenderer.chromaFromRGBA, deep), linear), label: "RGB to CbCr"),
-                 try RenderTarget(width: w / 2, height: h / 2, formats: [GLenum(GL_R8), GLenum(GL_R8)])),
+                (try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: writer(FrameRenderer.lumaFromRGBA), linear), label: "RGB to Y"),
+                 try RenderTarget(width: w, height: h, formats: [r8])),
+                (try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: writer(FrameRenderer.chromaFromRGBA), linear), label: "RGB to CbCr"),
+                 try RenderTarget(width: w / 2, height: h / 2, formats: [r8, r8])),
             ]
             for (program, _) in conversion {
                 setUp(program)
@@ -178,7 +191,10 @@ public final class FrameRenderer {
             }
             }
         }
-        if toneMapping.peakDetect && source.transfer.isHDR {
+        if tenBit, let target = nv12 ?? conversion.first?.target ?? fast.first?.target, !target.readsShorts {
+            throw GPUEncodeError(.gpu, "this GPU cannot read 16-bit integer targets as GL_UNSIGNED_SHORT, which --hdr keep with filters needs")
+        }
+        if toneMapping.peakDetect && source.transfer.isHDR && !keepsSignal {
             detector = try PeakDetector(width: g.sourceWidth, height: g.sourceHeight,
                                         sourceGLSL: FrameRenderer.forDepth(FrameRenderer.sourceUniforms + sourceColor.glsl, bits: g.bitDepth),
                                         packed: packed, targetPeak: toneMapping.targetPeak,
@@ -283,6 +299,11 @@ public final class FrameRenderer {
         let base = 3 + 3 * pendingReads.removeFirst()
         let target = nv12!
         let y = output[0]
+        if writesTenBit {
+            transfers.finishTenBitReads(tenBitReads(output).enumerated().map { (base + $0, $1) }, target: target)
+            try FrameRenderer.checkError("reading a frame back")
+            return
+        }
         transfers.finishReads([(base, y.data, 2 * y.stride), (base + 1, y.data + y.stride, 2 * y.stride),
                                (base + 2, output[1].data, output[1].stride)], target: target, rowBytes: geometry.outputWidth)
         try FrameRenderer.checkError("reading a frame back")
@@ -292,7 +313,13 @@ public final class FrameRenderer {
         guard let transfers else { return }
         let set = nextReadSet
         nextReadSet = (nextReadSet + 1) % FrameRenderer.readSets
-        for a in 0..<3 { transfers.startRead(3 + 3 * set + a, target: nv12!, attachment: a) }
+        for a in 0..<3 {
+            if writesTenBit {
+                transfers.startTenBitRead(3 + 3 * set + a, target: nv12!, attachment: a)
+            } else {
+                transfers.startRead(3 + 3 * set + a, target: nv12!, attachment: a)
+            }
+        }
         pendingReads.append(set)
     }
 
@@ -351,11 +378,22 @@ public final class FrameRenderer {
     /// Y, Cb, Cr planes; `output` receives Y, Cb, Cr, or Y and CbCr when `writesNV12`.
     /// `source` nil: the source planes are on the GPU already (`sourcePlanes`).
     func render(source: [Plane]?, output: [Plane], time: Double = 0) throws {
-        precondition((source?.count ?? 3) == 3 && output.count == (nv12 != nil ? 2 : 3) && pendingReads.isEmpty)
+        precondition((source?.count ?? 3) == 3 && output.count == (nv12 != nil && !writesTenBit ? 2 : 3) && pendingReads.isEmpty)
         if let source { upload(source) } else { bindSourcePlanes() }
         draw(time: time)
         frameIndex += 1
-        if let target = nv12 {
+        if writesTenBit {
+            if transfers != nil {
+                queueReadback()
+                try collect(into: output)
+            } else {
+                let targets = nv12.map { [$0, $0, $0] } ?? chain.map { _ in [conversion[0].target, conversion[1].target, conversion[1].target] }
+                    ?? [fast[0].target, fast[1].target, fast[1].target]
+                for (i, rows) in tenBitReads(output).enumerated() {
+                    targets[i].readTenBit(nv12 != nil ? i : i == 2 ? 1 : 0, into: rows, scratch: &scratch16)
+                }
+            }
+        } else if let target = nv12 {
             if transfers != nil {
                 queueReadback()
                 try collect(into: output)
@@ -376,6 +414,20 @@ public final class FrameRenderer {
             fast[1].target.readPlane(1, into: output[2].data, stride: output[2].stride, scratch: &scratch)
         }
         try FrameRenderer.checkError("rendering a frame")
+    }
+
+    /// Where each 10-bit target's rows go in a yuv420p10le frame (`output`: Y, Cb, Cr): with the
+    /// NV12 block, its three attachments (even Y rows, odd Y rows, Cb/Cr interleaved); otherwise
+    /// the Y target, then the Cb and Cr attachments of the chroma target.
+    private func tenBitReads(_ output: [Plane]) -> [TenBitRows] {
+        let (w, cw) = (geometry.outputWidth, geometry.outputWidth / 2)
+        let (y, cb, cr) = (UnsafeMutableRawPointer(output[0].data), UnsafeMutableRawPointer(output[1].data), UnsafeMutableRawPointer(output[2].data))
+        if nv12 != nil {
+            return [.samples(y, stride: 2 * output[0].stride, count: w), .samples(y + output[0].stride, stride: 2 * output[0].stride, count: w),
+                    .interleaved(cb: cb, cr: cr, stride: output[1].stride, count: cw)]
+        }
+        let luma: TenBitRows = chain != nil ? .first(y, stride: output[0].stride, count: w) : .samples(y, stride: output[0].stride, count: w)
+        return [luma, .first(cb, stride: output[1].stride, count: cw), .first(cr, stride: output[2].stride, count: cw)]
     }
 
     // MARK: Source planes already on the GPU (the deinterlacer renders them)

@@ -492,3 +492,42 @@ extension FrameRenderer {
     }
     """
 }
+
+// MARK: 10-bit outputs (kept HDR)
+
+extension FrameRenderer {
+    /// `glsl` (a whole writer shader: the fused passes, or a conversion at the end of a chain) with
+    /// 10-bit outputs instead of 8-bit ones, for kept HDR. The shader itself is untouched, so the
+    /// 8-bit writers stay as they are: each of its `out vec4 NAME;` / `out float NAME;` becomes a
+    /// plain global of that name, its `main` becomes `main8`, and a new `main` runs it and writes
+    /// the globals to RGBA16UI targets as 10-bit codes. A value v is code v · 1020 (the deep
+    /// sources' scale, `sourceSampling16`: 10-bit 64 is 8-bit 16, so the 8-bit colour matrices
+    /// and offsets hold and an untouched sample comes back as itself), rounded, no dither.
+    static func tenBitOutputs(_ glsl: String) -> String {
+        var body = glsl
+        var outputs: [(name: String, vector: Bool)] = []
+        var declarations = ""
+        let pattern = #/(?:layout\(location = (\d)\) )?out (vec4|float) (\w+);\n/#
+        for match in glsl.matches(of: pattern) {
+            let location = match.output.1.map { Int($0)! } ?? 0
+            let name = String(match.output.3)
+            let vector = match.output.2 == "vec4"
+            outputs.append((name, vector))
+            body = body.replacing(String(match.output.0), with: "\(vector ? "vec4" : "float") \(name);\n")
+            declarations += "layout(location = \(location)) out uvec4 \(name)Code;\n"
+        }
+        precondition(!outputs.isEmpty && body.ranges(of: "void main() {").count == 1, "a writer shader has outputs and one main")
+        body = body.replacing("void main() {", with: "void main8() {")
+        let writes = outputs.map { o in
+            o.vector ? "    \(o.name)Code = tenBitCode(\(o.name));" : "    \(o.name)Code = uvec4(tenBitCode(vec4(\(o.name))).x, 0u, 0u, 0u);"
+        }
+        return body + "\n" + declarations + """
+        uvec4 tenBitCode(vec4 v) { return uvec4(clamp(floor(v * 1020.0 + 0.5), 0.0, 1023.0)); }
+        void main() {
+            main8();
+        \(writes.joined(separator: "\n"))
+        }
+
+        """
+    }
+}

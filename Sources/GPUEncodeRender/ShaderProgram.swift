@@ -311,9 +311,9 @@ final class RenderTarget {
 /// readbacks of a frame are queued before the first is mapped, so the GPU transfers them in one
 /// go instead of one synchronous round trip each.
 final class TransferBuffers {
-    private var buffers: [GLuint]
+    private(set) var buffers: [GLuint]
     /// Threads for the copies into and out of mapped buffers (`TransferOptions.copyThreads`).
-    private let copyThreads: Int
+    let copyThreads: Int
 
     init(count: Int, copyThreads: Int? = nil) {
         self.copyThreads = ParallelCopy.workers(copyThreads)

@@ -46,9 +46,15 @@ package struct SourceColorShader {
     package var color: YUVColorSpace
     package var toneMapping: ToneMapping
 
-    package init(color: YUVColorSpace, toneMapping: ToneMapping = ToneMapping()) {
+    /// `--hdr keep`: the source's R'G'B' through its own Y'CbCr matrix only, whatever its transfer
+    /// and primaries (no linearisation, no primaries conversion, no tone mapping): filters see the
+    /// HDR signal's non-linear R'G'B', and the output goes back through the same matrix.
+    package var keepsSignal: Bool
+
+    package init(color: YUVColorSpace, toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false) {
         self.color = color
         self.toneMapping = toneMapping
+        self.keepsSignal = keepsSignal
     }
 
     /// The source's R'G'B' are used as they are: SDR with BT.709 primaries (BT.601's read as such).
@@ -63,7 +69,7 @@ package struct SourceColorShader {
 
     package var glsl: String {
         let head = "vec3 sourceRGB(vec3 yuv) {\n    vec3 e = clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0);\n"
-        if isIdentity { return head + "    return e;\n}\n\n" }
+        if isIdentity || keepsSignal { return head + "    return e;\n}\n\n" }
         let toLinear709 = SourceColorShader.glslMatrix(SourceColorShader.bt2020ToBT709)
         if color.transfer == .sdr {
             // Wide-gamut SDR: primaries through linear light, nothing to tone-map.

@@ -9,7 +9,8 @@ final class GPUStage {
         var geometry: RenderGeometry
         /// How to read the source's Y'CbCr.
         var sourceColor: YUVColorSpace
-        /// What the encoder takes: NV12 from the single-pass shaders, else yuv420p.
+        /// What the encoder takes: NV12 from the single-pass shaders, else yuv420p; yuv420p10le
+        /// for kept HDR.
         var outputFormat: AVPixelFormat
         /// The input stream's time base and start (seconds): filter time runs from 0 there.
         var timeBase: AVRational
@@ -20,6 +21,8 @@ final class GPUStage {
         var toneMapping = ToneMapping()
         /// Deinterlacing before the filters (InterlacePlan); nil: frames go as they are.
         var deinterlace: Deinterlace? = nil
+        /// `--hdr keep`: filters see the source's own R'G'B' and the output is 10-bit in its colour space.
+        var keepHDR = false
     }
 
     /// How the stage deinterlaces (`--deinterlace`, decided by `InterlacePlan`).
@@ -73,7 +76,8 @@ final class GPUStage {
         options.log(.info, "GPU limits: \(limits)")
         let renderer = try FrameRenderer(geometry: settings.geometry, source: settings.sourceColor, filters: options.preset.filters,
                                          path: options.renderPath, light: options.preset.light, pixelBuffers: options.transfer.usePixelBuffers(gl),
-                                         copyThreads: options.transfer.copyThreads, limits: limits, toneMapping: settings.toneMapping)
+                                         copyThreads: options.transfer.copyThreads, limits: limits, toneMapping: settings.toneMapping,
+                                         keepsSignal: settings.keepHDR)
         for line in renderer.passes { options.log(.info, line) }
         pipeline = RenderPipeline(renderer: renderer, overlapReadback: settings.overlapReadback)
         let g = settings.geometry

@@ -76,25 +76,22 @@ final class TranscodeJob {
         let keep = keepsHDR(o, input: input)
         // The side data kept HDR carries over (the stream's, else the first frame's).
         let keptHDR = keep ? input.hdrMetadata : HDRMetadata()
-        // (The default preset's `identity` filter changes nothing: kept HDR skips the GPU.)
+        // (The default preset's `identity` filter changes nothing: kept HDR then skips the GPU, and
+        // the 10-bit frames go to the encoder as decoded. With filters the GPU filters the HDR
+        // signal's own R'G'B' and writes 10-bit planes in the input's colour space.)
         let onlyIdentity = o.preset.filters.allSatisfy { $0.declaration.name == "identity" }
-        if keep && !onlyIdentity {
-            throw GPUEncodeError(.usage, "--hdr keep takes no filters yet (preset \(o.preset.name) has some): leave out --preset, or use --hdr tonemap")
-        }
+        let keepOnGPU = keep && !onlyIdentity
         let inStream = input.videoStream
         let rate = av_guess_frame_rate(input.format, inStream, nil)
-        // Kept HDR has no GPU stage (no 10-bit writers yet): interlaced video stays interlaced, as
-        // with --preset none.
-        let interlace = InterlacePlan(mode: o.encoder.deinterlace, presetHasFilters: !o.preset.filters.isEmpty && !keep, fieldOrder: input.fieldOrder,
+        // Kept HDR without filters has no GPU stage: interlaced video stays interlaced, as with
+        // --preset none (--deinterlace frame or field deinterlaces it on the GPU, in 10 bits).
+        let interlace = InterlacePlan(mode: o.encoder.deinterlace, presetHasFilters: !o.preset.filters.isEmpty && !(keep && onlyIdentity), fieldOrder: input.fieldOrder,
                                       timeBase: inStream.pointee.time_base, frameRate: rate.num > 0 && rate.den > 0 ? rate : nil,
                                       codec: o.encoder.codec, input: o.input)
-        if keep && interlace.deinterlace != nil {
-            throw GPUEncodeError(.usage, "--hdr keep cannot deinterlace yet: use --deinterlace off, or --hdr tonemap")
-        }
         for (level, note) in interlace.notes { o.log(level, note) }
         // HDR to be tone-mapped, and --deinterlace frame or field with --preset none, go through
         // the GPU even without filters.
-        let bypass = (o.preset.filters.isEmpty || keep) && !(hdrInput && o.encoder.hdr == .tonemap) && interlace.deinterlace == nil
+        let bypass = (o.preset.filters.isEmpty || (keep && !keepOnGPU)) && !(hdrInput && o.encoder.hdr == .tonemap) && interlace.deinterlace == nil
         if bypass { o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)") }
         let format = dec.pix_fmt
         // Kept HDR stays 10-bit 4:2:0 all the way.
@@ -148,10 +145,16 @@ final class TranscodeJob {
             stream.colorTransfer = dec.color_trc
             stream.colorSpace = dec.colorspace
             stream.colorRange = format == AV_PIX_FMT_YUV420P && dec.color_range == AVCOL_RANGE_JPEG ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
-            if keep {
-                stream.colorRange = dec.color_range == AVCOL_RANGE_JPEG ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
-                stream.hdr = keptHDR
-            }
+        }
+        if keep {
+            // Kept HDR, filtered or not, is in the input's colour space (the GPU writes it back
+            // through the input's matrix and range).
+            stream.colorPrimaries = dec.color_primaries
+            stream.colorTransfer = dec.color_trc
+            stream.colorSpace = dec.colorspace
+            stream.colorRange = bypass ? (dec.color_range == AVCOL_RANGE_JPEG ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG)
+                : color.fullRange ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
+            stream.hdr = keptHDR
         }
         let encoder = try VideoEncoder(settings: o.encoder, stream: stream, output: o.output, log: o.log)
         o.log(.info, "encoder: \(encoder.description)")
@@ -180,7 +183,7 @@ final class TranscodeJob {
         let gpu = bypass ? nil : GPUStage(GPUStage.Settings(geometry: geometry, sourceColor: color, outputFormat: outputFormat,
                                                             timeBase: inStream.pointee.time_base, mediaStart: input.startSeconds,
                                                             overlapReadback: !sequential, toneMapping: o.encoder.toneMapping,
-                                                            deinterlace: interlace.deinterlace), options: o)
+                                                            deinterlace: interlace.deinterlace, keepHDR: keep), options: o)
         return (gpu, encode, geometry)
     }
 
