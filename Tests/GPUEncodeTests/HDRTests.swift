@@ -288,7 +288,9 @@ final class HDRTests: BatchTestCase {
             let result = try gpuencode([input.path, scratch("x.mp4").path] + bad)
             XCTAssertEqual(result.status, ExitCode.usage, "\(bad): \(result.summary)")
         }
-        let result = try gpuencode([input.path, scratch("y.mp4").path, "--hdr", "keep", "--preset", "sepia"])
-        XCTAssertEqual(result.status, ExitCode.usage, result.summary)
+        // (Kept HDR takes filters now: HDRKeepFilterTests. .mkv: a 2-frame HEVC MP4 fails now and
+        // then with "pts/dts pair unsupported" on main too, tone-mapped or kept.)
+        let result = try gpuencode([input.path, scratch("y.mkv").path, "--hdr", "keep", "--preset", "sepia"])
+        XCTAssertEqual(result.status, 0, result.summary)
     }
 }
