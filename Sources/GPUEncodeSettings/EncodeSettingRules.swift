@@ -246,7 +246,7 @@ extension EncodeSetting {
             json: { $0.hwaccel.map { .string($0.rawValue) } }),
         EncodeSetting(
             key: "hdr", flags: ["--hdr"], valueName: "tonemap|keep",
-            help: "HDR input (HLG or PQ): tonemap (the default: SDR BT.709, 8-bit, through --tonemap) or keep (HDR out: 10-bit in the input's colour space with its transfer, primaries and matrix tags, mastering display and content light level; HEVC Main 10 unless --codec says av1 (10-bit) or h264 (High 10)); no filters yet (a preset with filters is refused: docs/hdr.md). SDR input ignores it.",
+            help: "HDR input (HLG or PQ): tonemap (the default: SDR BT.709, 8-bit, through --tonemap) or keep (HDR out: 10-bit in the input's colour space with its transfer, primaries and matrix tags, mastering display and content light level; HEVC Main 10 unless --codec says av1 (10-bit) or h264 (High 10)); filters then act on the HDR signal's own R'G'B', PQ or HLG code values, not SDR: docs/hdr.md). SDR input ignores it.",
             kind: .word(HDRMode.allCases.map(\.rawValue)), places: .everywhere,
             parse: { text, _, o in
                 guard let m = HDRMode(rawValue: text) else { return "\"\(text)\" is not one of tonemap, keep" }

@@ -163,6 +163,48 @@ extension HDRTests {
         XCTAssertLessThan(d.mean, 0.05, "kept HDR deinterlaced against 10-bit bwdif: mean \(d.mean) codes, largest \(d.worst)")
     }
 
+    /// The other writers: a rotated real phone clip (iPhone HLG, rotation -90: the per-plane luma and
+    /// chroma passes, not the packed block) against ffmpeg's rotated decoding of it, and
+    /// `--render-path rgba` / `unfused` (the chain's RGBA → Y and → CbCr passes) on the gradient, both
+    /// transfer paths.
+    func testKeepRotatedAndRGBAWriters() throws {
+        let preset = try keepPreset("nochange", "{ \"filter\": \"brightness\", \"brightness\": 0 }")
+        let phone = try Paths.media("iphone_hevc10_hlg_dolbyvision_rot90_0.1s.mov")
+        let reference = try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", phone.path, "-frames:v", "1",
+                                                             "-f", "rawvideo", "-pix_fmt", "yuv420p10le", "-"])
+        let expected = reference.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }
+        let luma = 720 * 1280
+        XCTAssertEqual(expected.count, luma * 3 / 2, "ffmpeg turns the clip upright")
+        for transferPath in ["pbo", "client"] {
+            let ours = scratch("phone-\(transferPath).mkv")
+            let result = try gpuencode([phone.path, ours.path, "--hdr", "keep", "--preset", preset.path, "--codec", "hevc", "--x265-params", "lossless=1"],
+                                       environment: ["GPUENCODE_TRANSFER": transferPath])
+            XCTAssertEqual(result.status, 0, result.summary)
+            try assertKeptHDR(ours, transfer: "arib-std-b67", sideData: false, "phone \(transferPath)")
+            let s = try videoStream(ours)
+            XCTAssertEqual(s["width"] as? Int, 720)
+            XCTAssertEqual(s["height"] as? Int, 1280)
+            let kept = Array(try samples16(ours).prefix(luma * 3 / 2))
+            let y = difference(Array(kept[0..<luma]), Array(expected[0..<luma]))
+            let c = difference(Array(kept[luma...]), Array(expected[luma...]))
+            // (The few larger differences sit on sharp colour edges, whose R'G'B' leaves 0...1 and is clipped.)
+            XCTAssertLessThan(y.mean, 0.01, "phone \(transferPath): Y' mean difference \(y.mean), largest \(y.worst)")
+            XCTAssertLessThanOrEqual(y.worst, 10, "phone \(transferPath): Y' largest difference \(y.worst), mean \(y.mean)")
+            XCTAssertLessThan(c.mean, 0.2, "phone \(transferPath): CbCr mean difference \(c.mean), largest \(c.worst)")
+        }
+        let input = try makeHDRGradient("smpte2084", name: "pq.mkv")
+        let original = try samples16(input)
+        for (path, transferPath) in [("rgba", "pbo"), ("rgba", "client"), ("unfused", "pbo")] {
+            let ours = scratch("\(path)-\(transferPath).mkv")
+            let result = try gpuencode([input.path, ours.path, "--hdr", "keep", "--preset", preset.path, "--render-path", path,
+                                        "--codec", "hevc", "--x265-params", "lossless=1"], environment: ["GPUENCODE_TRANSFER": transferPath])
+            XCTAssertEqual(result.status, 0, result.summary)
+            try assertKeptHDR(ours, transfer: "smpte2084", sideData: false, path)
+            let d = difference(try samples16(ours), original)
+            XCTAssertLessThanOrEqual(d.worst, 2, "--render-path \(path) (\(transferPath)): largest \(d.worst) codes, mean \(d.mean)")
+        }
+    }
+
     /// (6): batch with `--hdr keep --preset ...`: each output filtered, 10-bit, tagged as its input.
     func testBatchKeepsHDRWithFilters() throws {
         try FileManager.default.createDirectory(at: scratch("in"), withIntermediateDirectories: true)
