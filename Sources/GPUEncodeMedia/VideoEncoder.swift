@@ -34,6 +34,10 @@ package final class VideoEncoder {
     /// Frames sent to the encoder, and whether its end of stream came back (SVT-AV1's close needs it).
     private var framesSent = 0
     private var drained = false
+    /// The timestamps of the frames sent, in order, and the packets handed out so far: for
+    /// libx265's decode times on very short encodes (`repairedDTS`).
+    private var sentPTS: [Int64] = []
+    private var packetsOut = 0
 
     package init(settings: EncoderSettings, stream: EncoderStream, output: String, log: @escaping @Sendable (LogLevel, String) -> Void) throws {
         self.settings = settings
@@ -102,6 +106,7 @@ package final class VideoEncoder {
             // take that as an order and copy the source's GOP instead of choosing their own.
             frame.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
             durations[frame.pts] = frame.pointer.pointee.pkt_duration
+            if sentPTS.count < 3 { sentPTS.append(frame.pts) }
             let input = try converted(frame)
             try check(avcodec_send_frame(context, input.pointer), .encode, path: output, "encoding failed")
             framesSent += 1
@@ -121,8 +126,22 @@ package final class VideoEncoder {
             if let d = durations.removeValue(forKey: packet.pointer.pointee.pts), d > 0 {
                 packet.pointer.pointee.duration = d
             }
+            if let dts = repairedDTS() { packet.pointer.pointee.dts = dts }
+            packetsOut += 1
             try emit(packet)
         }
+    }
+
+    /// libx265 computes each packet's DTS as its PTS less the B-frame delay, which it learns when
+    /// its third frame arrives (x265 encoder.cpp: `m_bframeDelayTime`, never initialised): an
+    /// encode of one or two frames gets whatever the heap held, and the MP4 muxer then refuses the
+    /// packet ("pts/dts pair unsupported"), or not, from run to run. For such an encode the k-th
+    /// packet's DTS is the k-th smallest PTS less the spread of the PTS: increasing, and never after
+    /// its own PTS whatever order the packets come in.
+    private func repairedDTS() -> Int64? {
+        guard encoderName == "libx265", framesSent <= 2, !sentPTS.isEmpty, packetsOut < sentPTS.count else { return nil }
+        let sorted = sentPTS.sorted()
+        return sorted[packetsOut] - (sorted[sorted.count - 1] - sorted[0])
     }
 
     /// `frame` in the encoder's pixel format: itself, or a converted copy with its timestamps.

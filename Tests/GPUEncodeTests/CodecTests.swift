@@ -108,6 +108,33 @@ final class CodecTests: BatchTestCase {
         }
     }
 
+    /// libx265 gives encodes of one or two frames a decode time read from uninitialised memory, so
+    /// the MP4 muxer refused their packets ("pts/dts pair unsupported", exit 74) in 5 of 6 runs of
+    /// a 2-frame clip. Every run now writes a file whose packets' DTS increase and never pass their
+    /// PTS (ffprobe). Heap contents decide the old failure, so several runs of each length.
+    func testHEVCOfOneAndTwoFramesIntoMP4() throws {
+        for frames in [1, 2] {
+            let clip = scratch("short-\(frames).mkv")
+            try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=128x96:rate=25",
+                                             "-frames:v", String(frames), "-c:v", "libx265", "-x265-params", "log-level=none", clip.path])
+            for run in 0..<4 {
+                let out = scratch("short-\(frames)-\(run).mp4")
+                let r = try gpuencode([clip.path, out.path, "--preset", "sepia", "--codec", "hevc"])
+                XCTAssertEqual(r.status, 0, "\(frames) frames, run \(run): \(r.summary)")
+                let json = try Oracle.ffprobeJSON(["-select_streams", "v:0", "-show_entries", "packet=pts,dts", out.path])
+                let packets = (json["packets"] as? [[String: Any]] ?? []).compactMap { p -> (Int, Int)? in
+                    guard let pts = (p["pts"] as? NSNumber)?.intValue, let dts = (p["dts"] as? NSNumber)?.intValue else { return nil }
+                    return (pts, dts)
+                }
+                XCTAssertEqual(packets.count, frames)
+                for (i, p) in packets.enumerated() {
+                    XCTAssertLessThanOrEqual(p.1, p.0, "packet \(i): dts after pts \(packets)")
+                    if i > 0 { XCTAssertGreaterThan(p.1, packets[i - 1].1, "dts not increasing \(packets)") }
+                }
+            }
+        }
+    }
+
     /// An impossible pairing is one line and exit 64 before any work: the input is never opened
     /// (a missing input would be 66) and nothing is written.
     func testImpossiblePairingsAreUsageErrorsBeforeTheInputIsOpened() throws {
