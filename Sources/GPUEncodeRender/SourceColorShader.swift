@@ -90,17 +90,23 @@ package struct SourceColorShader {
             """
         }
         let primaries = color.primaries == .bt2020 ? "\(toLinear709) * " : ""
-        // bt2390 as libplacebo renders it (a display of 1000:1 contrast), the others as ffmpeg's
-        // zscale + tonemap (a pure 2.4 power, black at 0).
-        let encode = toneMapping.curve == .bt2390 ? "bt1886Inverse" : "gamma24Inverse"
         let peak = toneMapping.peakDetect ? "detectedPeak" : f(max(peakNits / target, 1))
+        // bt2390 as libplacebo renders it: tone-mapped in the source's own primaries (BT.2020), then
+        // converted to BT.709 and gamut-mapped, encoded for a display of 1000:1 contrast. The
+        // others as ffmpeg's zscale + tonemap: converted to BT.709 first, tone-mapped there,
+        // encoded with a pure 2.4 power (black at 0).
+        let (toLinear, toSDR) = toneMapping.curve == .bt2390
+            ? ("nits / \(f(target))",
+               "bt1886Inverse(clamp(desaturateIntoGamut(\(primaries)toneMap(sourceLinear(yuv), \(peak))), 0.0, 1.0))")
+            : ("desaturateIntoGamut(\(primaries)(nits / \(f(target))))",
+               "gamma24Inverse(clamp(toneMap(sourceLinear(yuv), \(peak)), 0.0, 1.0))")
         return SourceColorShader.helpers + SourceColorShader.curve(toneMapping.curve, target: target)
             + (toneMapping.peakDetect ? "uniform float detectedPeak;\n" : "")
             + head.replacing("vec3 sourceRGB", with: "vec3 sourceLinear") + linear + """
-                return desaturateIntoGamut(\(primaries)(nits / \(f(target))));
+                return \(toLinear);
             }
             vec3 sourceRGB(vec3 yuv) {
-                return \(encode)(clamp(toneMap(sourceLinear(yuv), \(peak)), 0.0, 1.0));
+                return \(toSDR);
             }
 
             """
