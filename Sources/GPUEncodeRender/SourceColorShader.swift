@@ -11,7 +11,9 @@ import GPUEncodeCore
 // - PQ (SMPTE ST 2084): the PQ EOTF gives absolute nits (10000 at code 1.0).
 // - HLG (ARIB STD-B67): the inverse OETF gives scene light 0...1, then the BT.2100 OOTF at the
 //   nominal peak Lw (1000 nits unless the side data says otherwise): Fd = Lw · Ys^(γ-1) · E with
-//   γ = 1.2 + 0.42·log10(Lw/1000) and Ys the BT.2020 luminance of the scene light.
+//   γ = 1.2 + 0.42·log10(Lw/1000) and Ys the BT.2020 luminance of the scene light, after BT.2100's
+//   black level lift β = √(3·(Lb/Lw)^(1/γ)) for a display black Lb (the mastering display's, else
+//   0.005 nits as libplacebo assumes).
 //
 //   HDR light is then counted in units of the SDR target peak (`--target-peak`, 100 nits: 1.0 is
 //   SDR reference white, as ffmpeg's `zscale=npl=100` + `tonemap` count it), converted to BT.709
@@ -25,14 +27,19 @@ import GPUEncodeCore
 // conversion exactly.
 //
 // Per-scene peak detection (PeakDetector.swift) replaces the constant peak by the uniform
-// `detectedPeak` (target-peak units), measured from `sourceLinear` on the GPU before each frame.
+// `detectedPeak` (target-peak units), measured from `sourceLinear` on the GPU before each frame
+// (for bt2390 in the source's primaries, where libplacebo measures it too).
 //
-// Tone curves act on the largest of R, G, B (`sig`) and scale the three channels by the same ratio,
-// as ffmpeg's `tonemap` filter does, so hue and saturation survive compression. With `peak` the
-// source peak and `sig` in units of the target peak:
+// bt2390 follows libplacebo's default rendition (libplacebo 4.208 through ffmpeg 5.1, the
+// reference): gamut-mapped in BT.709 (as above) but tone-mapped in the source's own primaries, on
+// luminance with libplacebo's crosstalk and highlight desaturation (`luminanceApply`), then
+// converted to BT.709 and clipped (only the tone mapping's own overshoots are left to clip).
+// The other curves act on the largest of R, G, B (`sig`) of BT.709 light and scale the three
+// channels by the same ratio, as ffmpeg's `tonemap` filter does. With `peak` the source peak and
+// `sig` in units of the target peak:
 // - bt2390: ITU-R BT.2390-x's EETF: sig and the peaks in PQ, normalised so the source peak is 1;
-//   below the knee KS = 1.5·maxLum − 0.5 unchanged, above it a Hermite spline that reaches maxLum
-//   (the target peak) at 1.
+//   below the knee KS = 2·maxLum − 1 (libplacebo's knee offset 1.0; BT.2390 writes 0.5)
+//   unchanged, above it a Hermite spline that reaches maxLum (the target peak) at 1.
 // - hable: h(sig)/h(peak), h(x) = (x(Ax+CB)+DE)/(x(Ax+B)+DF) − E/F, A..F = .15 .5 .1 .2 .02 .3.
 // - mobius: linear up to j = 0.3, then (b+j)²/(b−a) · (x+a)/(x+b) with a, b making it reach 1 at
 //   the peak with a continuous slope (ffmpeg's formula).
