@@ -48,7 +48,8 @@ import GPUEncodeCore
 
 /// The GLSL of `vec3 sourceRGB(vec3 yuv)` for one source colour description and tone mapping.
 /// Needs the uniforms `yuvToRgb` and `yuvOffset` (and `detectedPeak` with peak detection); for HDR
-/// it also defines `vec3 sourceLinear(vec3 yuv)`, linear BT.709 light in target-peak units.
+/// it also defines `vec3 sourceLinear(vec3 yuv)`, linear light in target-peak units, in the
+/// primaries the curve works in (bt2390: the source's, gamut-mapped; the others: BT.709).
 package struct SourceColorShader {
     package var color: YUVColorSpace
     package var toneMapping: ToneMapping
