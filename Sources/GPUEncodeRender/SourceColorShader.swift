@@ -105,10 +105,10 @@ package struct SourceColorShader {
         }
         let primaries = color.primaries == .bt2020 ? "\(toLinear709) * " : ""
         let peak = toneMapping.peakDetect ? "detectedPeak" : f(max(peakNits / target, 1))
-        // bt2390 as libplacebo renders it: tone-mapped in the source's own primaries (BT.2020), then
-        // converted to BT.709 and gamut-mapped, encoded for a display of 1000:1 contrast. The
-        // others as ffmpeg's zscale + tonemap: converted to BT.709 first, tone-mapped there,
-        // encoded with a pure 2.4 power (black at 0).
+        // bt2390 as libplacebo renders it: gamut-mapped in BT.709 and brought back to the source's
+        // primaries (BT.2020), tone-mapped there, converted to BT.709 and clipped, encoded for a
+        // display of 1000:1 contrast. The others as ffmpeg's zscale + tonemap: converted to BT.709
+        // and gamut-mapped, tone-mapped there, encoded with a pure 2.4 power (black at 0).
         let fromLinear709 = SourceColorShader.glslMatrix(SourceColorShader.invert(SourceColorShader.bt2020ToBT709))
         let (toLinear, toSDR) = toneMapping.curve == .bt2390
             ? (color.primaries == .bt2020 ? "\(fromLinear709) * desaturateIntoGamut(\(toLinear709) * (nits / \(f(target))))" : "nits / \(f(target))",
@@ -224,7 +224,8 @@ package struct SourceColorShader {
     ///   X and Z scaled by (Y'/Y)^(1 + k) so highlights desaturate a little (k = ln 1.1 / ln(1000/203):
     ///   1000 nits to SDR desaturates by 1.1), and Y lowered by 0.1·X where the range is reduced;
     /// - `hybrid` (a peak over 10x the target): mixed with the curve per channel by
-    ///   max(Lb^2.4/Y^2.4, Y^2.4), so near black and near white the channels are mapped each alone.
+    ///   max(Lb^2.4/Y^2.4, Y^2.4), so near black and near white the channels are mapped each alone
+    ///   (the weight clamped to 0...1 here; libplacebo extrapolates below the display's black).
     /// (On max(R, G, B) instead, libplacebo's `tonemapping_mode=max`, saturated colours come out
     /// darker and more saturated than libplacebo's default rendition: the HLG test pattern scored
     /// 27 dB against it, 41.5 dB against `max`.)
