@@ -11,7 +11,9 @@ import GPUEncodeCore
 // - PQ (SMPTE ST 2084): the PQ EOTF gives absolute nits (10000 at code 1.0).
 // - HLG (ARIB STD-B67): the inverse OETF gives scene light 0...1, then the BT.2100 OOTF at the
 //   nominal peak Lw (1000 nits unless the side data says otherwise): Fd = Lw · Ys^(γ-1) · E with
-//   γ = 1.2 + 0.42·log10(Lw/1000) and Ys the BT.2020 luminance of the scene light.
+//   γ = 1.2 + 0.42·log10(Lw/1000) and Ys the BT.2020 luminance of the scene light, after BT.2100's
+//   black level lift β = √(3·(Lb/Lw)^(1/γ)) for a display black Lb (the mastering display's, else
+//   0.005 nits as libplacebo assumes).
 //
 //   HDR light is then counted in units of the SDR target peak (`--target-peak`, 100 nits: 1.0 is
 //   SDR reference white, as ffmpeg's `zscale=npl=100` + `tonemap` count it), converted to BT.709
@@ -25,14 +27,19 @@ import GPUEncodeCore
 // conversion exactly.
 //
 // Per-scene peak detection (PeakDetector.swift) replaces the constant peak by the uniform
-// `detectedPeak` (target-peak units), measured from `sourceLinear` on the GPU before each frame.
+// `detectedPeak` (target-peak units), measured from `sourceLinear` on the GPU before each frame
+// (for bt2390 in the source's primaries, where libplacebo measures it too).
 //
-// Tone curves act on the largest of R, G, B (`sig`) and scale the three channels by the same ratio,
-// as ffmpeg's `tonemap` filter does, so hue and saturation survive compression. With `peak` the
-// source peak and `sig` in units of the target peak:
+// bt2390 follows libplacebo's default rendition (libplacebo 4.208 through ffmpeg 5.1, the
+// reference): gamut-mapped in BT.709 (as above) but tone-mapped in the source's own primaries, on
+// luminance with libplacebo's crosstalk and highlight desaturation (`luminanceApply`), then
+// converted to BT.709 and clipped (only the tone mapping's own overshoots are left to clip).
+// The other curves act on the largest of R, G, B (`sig`) of BT.709 light and scale the three
+// channels by the same ratio, as ffmpeg's `tonemap` filter does. With `peak` the source peak and
+// `sig` in units of the target peak:
 // - bt2390: ITU-R BT.2390-x's EETF: sig and the peaks in PQ, normalised so the source peak is 1;
-//   below the knee KS = 1.5·maxLum − 0.5 unchanged, above it a Hermite spline that reaches maxLum
-//   (the target peak) at 1.
+//   below the knee KS = 2·maxLum − 1 (libplacebo's knee offset 1.0; BT.2390 writes 0.5)
+//   unchanged, above it a Hermite spline that reaches maxLum (the target peak) at 1.
 // - hable: h(sig)/h(peak), h(x) = (x(Ax+CB)+DE)/(x(Ax+B)+DF) − E/F, A..F = .15 .5 .1 .2 .02 .3.
 // - mobius: linear up to j = 0.3, then (b+j)²/(b−a) · (x+a)/(x+b) with a, b making it reach 1 at
 //   the peak with a continuous slope (ffmpeg's formula).
@@ -41,7 +48,8 @@ import GPUEncodeCore
 
 /// The GLSL of `vec3 sourceRGB(vec3 yuv)` for one source colour description and tone mapping.
 /// Needs the uniforms `yuvToRgb` and `yuvOffset` (and `detectedPeak` with peak detection); for HDR
-/// it also defines `vec3 sourceLinear(vec3 yuv)`, linear BT.709 light in target-peak units.
+/// it also defines `vec3 sourceLinear(vec3 yuv)`, linear light in target-peak units, in the
+/// primaries the curve works in (bt2390: the source's, gamut-mapped; the others: BT.709).
 package struct SourceColorShader {
     package var color: YUVColorSpace
     package var toneMapping: ToneMapping
@@ -88,25 +96,39 @@ package struct SourceColorShader {
             linear = "    vec3 nits = 10000.0 * pqEOTF(e);\n"
         case .hlg, .sdr:
             let gamma = 1.2 + 0.42 * log10(peakNits / 1000)
+            // BT.2100's black level lift β for a display of black Lb and peak Lw (the signal is
+            // raised by β·(1 − E′) before the inverse OETF): Lb is the mastering display's black,
+            // else 0.005 nits, as libplacebo assumes for an HLG display (measured: its rendition
+            // of an HLG pattern matches this lift, with or without mastering metadata).
+            let black = color.hdr.mastering.map { $0.minLuminance } ?? 0
+            let beta = (3 * pow((black > 0 ? black : 0.005) / peakNits, 1 / gamma)).squareRoot()
             linear = """
-                vec3 scene = hlgInverseOETF(e);
+                vec3 scene = hlgInverseOETF(\(f(1 - beta)) * e + \(f(beta)));
                 float ys = max(dot(vec3(0.2627, 0.6780, 0.0593), scene), 1e-6);
                 vec3 nits = \(f(peakNits)) * pow(ys, \(f(gamma - 1))) * scene;
 
             """
         }
         let primaries = color.primaries == .bt2020 ? "\(toLinear709) * " : ""
-        // bt2390 as libplacebo renders it (a display of 1000:1 contrast), the others as ffmpeg's
-        // zscale + tonemap (a pure 2.4 power, black at 0).
-        let encode = toneMapping.curve == .bt2390 ? "bt1886Inverse" : "gamma24Inverse"
         let peak = toneMapping.peakDetect ? "detectedPeak" : f(max(peakNits / target, 1))
-        return SourceColorShader.helpers + SourceColorShader.curve(toneMapping.curve, target: target)
+        // bt2390 as libplacebo renders it: gamut-mapped in BT.709 and brought back to the source's
+        // primaries (BT.2020), tone-mapped there, converted to BT.709 and clipped, encoded for a
+        // display of 1000:1 contrast. The others as ffmpeg's zscale + tonemap: converted to BT.709
+        // and gamut-mapped, tone-mapped there, encoded with a pure 2.4 power (black at 0).
+        let fromLinear709 = SourceColorShader.glslMatrix(SourceColorShader.invert(SourceColorShader.bt2020ToBT709))
+        let (toLinear, toSDR) = toneMapping.curve == .bt2390
+            ? (color.primaries == .bt2020 ? "\(fromLinear709) * desaturateIntoGamut(\(toLinear709) * (nits / \(f(target))))" : "nits / \(f(target))",
+               "bt1886Inverse(clamp(\(primaries)toneMap(sourceLinear(yuv), \(peak)), 0.0, 1.0))")
+            : ("desaturateIntoGamut(\(primaries)(nits / \(f(target))))",
+               "gamma24Inverse(clamp(toneMap(sourceLinear(yuv), \(peak)), 0.0, 1.0))")
+        return SourceColorShader.helpers + SourceColorShader.curve(toneMapping.curve, target: target, hybrid: peakNits / target > 10,
+                                                                 bt2020: color.primaries == .bt2020)
             + (toneMapping.peakDetect ? "uniform float detectedPeak;\n" : "")
             + head.replacing("vec3 sourceRGB", with: "vec3 sourceLinear") + linear + """
-                return desaturateIntoGamut(\(primaries)(nits / \(f(target))));
+                return \(toLinear);
             }
             vec3 sourceRGB(vec3 yuv) {
-                return \(encode)(clamp(toneMap(sourceLinear(yuv), \(peak)), 0.0, 1.0));
+                return \(toSDR);
             }
 
             """
@@ -149,8 +171,9 @@ package struct SourceColorShader {
 
     """
 
-    /// `vec3 toneMap(vec3 c, float peak)`: the curve on max(R, G, B), applied as a ratio.
-    static func curve(_ curve: ToneMapCurve, target: Double) -> String {
+    /// `vec3 toneMap(vec3 c, float peak)`: the curve on max(R, G, B), applied as a ratio (bt2390:
+    /// on luminance, `luminanceApply`).
+    static func curve(_ curve: ToneMapCurve, target: Double, hybrid: Bool = false, bt2020: Bool = true) -> String {
         let body: String
         switch curve {
         case .clip:
@@ -193,8 +216,52 @@ package struct SourceColorShader {
                 e += minLum * pow(1.0 - e, 4.0);
                 return 10000.0 * pqEOTF(vec3(e * srcPQ)).x / \(f(target));
             """
+            return "float curve(float sig, float peak) {\n    \(body)\n}\n\n" + luminanceApply(hybrid: hybrid, bt2020: bt2020)
         }
         return "float curve(float sig, float peak) {\n    \(body)\n}\n\n" + apply
+    }
+
+    /// bt2390's `vec3 toneMap(vec3 c, float peak)`: libplacebo's default tone-mapping mode
+    /// ('auto', libplacebo 4.208 as ffmpeg 5.1's libplacebo filter runs it) on the source's linear
+    /// light in its own primaries (`bt2020`, else BT.709):
+    /// - crosstalk 0.04: each channel takes 4% of the others before (and gives it back after),
+    ///   so saturated colours approach white as they brighten, as on film;
+    /// - the curve on luminance Y (XYZ, with X and Z as differences from Y relative to D65 white),
+    ///   X and Z scaled by (Y'/Y)^(1 + k) so highlights desaturate a little (k = ln 1.1 / ln(1000/203):
+    ///   1000 nits to SDR desaturates by 1.1), and Y lowered by 0.1·X where the range is reduced;
+    /// - `hybrid` (a peak over 10x the target): mixed with the curve per channel by
+    ///   max(Lb^2.4/Y^2.4, Y^2.4), so near black and near white the channels are mapped each alone
+    ///   (the weight clamped to 0...1 here; libplacebo extrapolates below the display's black).
+    /// (On max(R, G, B) instead, libplacebo's `tonemapping_mode=max`, saturated colours come out
+    /// darker and more saturated than libplacebo's default rendition: the HLG test pattern scored
+    /// 27 dB against it, 41.5 dB against `max`.)
+    static func luminanceApply(hybrid: Bool, bt2020: Bool) -> String {
+        let m = bt2020 ? rgbToXYZ(r: (0.708, 0.292), g: (0.170, 0.797), b: (0.131, 0.046))
+            : rgbToXYZ(r: (0.64, 0.33), g: (0.30, 0.60), b: (0.15, 0.06))
+        let white = (x: 0.3127 / 0.3290, z: (1 - 0.3127 - 0.3290) / 0.3290)
+        let toXYZ = [(0..<3).map { m[0][$0] / white.x - m[1][$0] }, m[1], (0..<3).map { m[2][$0] / white.z - m[1][$0] }]
+        let desaturation = log(1.1) / log(1000.0 / 203)
+        // Hybrid: near black and white the channels are mapped each alone (libplacebo's weights).
+        let hybridMix = hybrid ? """
+                vec3 each = vec3(curve(max(c.r, 0.0), peak), curve(max(c.g, 0.0), peak), curve(max(c.b, 0.0), peak));
+                float k = pow(max(xyz.y, 1e-6), 2.4);
+                lum = mix(lum, each, clamp(max(\(f(pow(0.001, 2.4))) / k, k), 0.0, 1.0));
+
+            """ : ""
+        return """
+        vec3 toneMap(vec3 c, float peak) {
+            const float ct = 0.04;
+            c = (1.0 - 3.0 * ct) * c + ct * (c.r + c.g + c.b);
+            vec3 xyz = \(glslMatrix(toXYZ)) * c;
+            float orig = max(xyz.y, 0.001);
+            float y = curve(max(xyz.y, 0.0), peak);
+            xyz.xz *= pow(y / orig, \(f(desaturation))) * y / orig;
+            xyz.y = peak > 1.0 ? y - max(0.1 * xyz.x, 0.0) : y;
+            vec3 lum = \(glslMatrix(invert(toXYZ))) * xyz;
+        \(hybridMix)    return (lum - ct * (lum.r + lum.g + lum.b)) / (1.0 - 3.0 * ct);
+        }
+
+        """
     }
 
     private static let apply = """
