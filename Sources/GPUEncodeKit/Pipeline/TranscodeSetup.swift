@@ -109,7 +109,8 @@ final class TranscodeJob {
         let formatName = format == AV_PIX_FMT_NONE ? "unknown" : String(cString: av_get_pix_fmt_name(format))
         o.log(.info, "video: \(dec.width)x\(dec.height) \(formatName), \(bypass ? "colour untouched" : color.description), rotation \(rotation.rawValue)°, output \(geometry.outputWidth)x\(geometry.outputHeight)")
         if !keep, let srcDesc = av_pix_fmt_desc_get(format), srcDesc.pointee.comp.0.depth > 8 {
-            o.log(.warning, "\(o.input): \(srcDesc.pointee.comp.0.depth)-bit video is converted to 8 bits")
+            // Read and filtered at full depth on the GPU; only the output is 8-bit (with dither).
+            o.log(.warning, "\(o.input): \(srcDesc.pointee.comp.0.depth)-bit video is written as 8-bit (filtered at full depth, dithered)")
         }
         if let dv = input.dolbyVision {
             let base = dv.compatibility == 4 ? "HLG" : dv.compatibility == 1 ? "HDR10 (PQ)" : dv.compatibility == 2 ? "SDR" : "its"
