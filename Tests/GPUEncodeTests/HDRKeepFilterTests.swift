@@ -11,15 +11,8 @@ extension HDRTests {
     /// `metadata`: lossless HEVC whose SEI carries a 1000-nit mastering display and MaxCLL 1000,
     /// MaxFALL 400; else ffv1.
     func makeHDRGradient(_ transfer: String, name: String, metadata: Bool = false) throws -> URL {
-        let url = scratch(name)
-        let codec = metadata
-            ? ["-c:v", "libx265", "-x265-params", "log-level=none:lossless=1:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,50):max-cll=1000,400"]
-            : ["-c:v", "ffv1"]
-        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "gradients=s=320x180:d=0.3:r=10:nb_colors=4:seed=7",
-                                         "-vf", "format=rgb24,zscale=tin=bt709:t=\(transfer):pin=bt709:p=bt2020:min=gbr:m=bt2020nc:npl=1000:r=tv,format=yuv420p10le"]
-                                         + codec + ["-color_range", "tv", "-color_trc", transfer, "-color_primaries", "bt2020",
-                                                    "-colorspace", "bt2020nc", url.path])
-        return url
+        try makeHDR(transfer, name: name, source: "gradients=s=320x180:d=0.3:r=10:nb_colors=4:seed=7", prefilter: "format=rgb24,",
+                    matrixIn: "gbr", metadata: metadata)
     }
 
     /// A preset file of `filters` (JSON objects).

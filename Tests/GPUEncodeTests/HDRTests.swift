@@ -10,12 +10,17 @@ final class HDRTests: BatchTestCase {
     /// ffv1, or with `metadata` lossless HEVC whose SEI says MaxCLL 1000, MaxFALL 400 and a
     /// 1000-nit mastering display (so PQ's peak is 1000 nits for every tool, not PQ's 10000).
     func makeHDRPattern(_ transfer: String, name: String, size: String = "320x180", metadata: Bool = false) throws -> URL {
+        try makeHDR(transfer, name: name, source: "testsrc2=s=\(size):d=0.2:r=10", matrixIn: "bt709", metadata: metadata)
+    }
+
+    /// 10-bit BT.2020 in `transfer` made by zscale from lavfi `source` (read with `matrixIn`).
+    func makeHDR(_ transfer: String, name: String, source: String, prefilter: String = "", matrixIn: String, metadata: Bool) throws -> URL {
         let url = scratch(name)
         let codec = metadata
             ? ["-c:v", "libx265", "-x265-params", "log-level=none:lossless=1:master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,50):max-cll=1000,400"]
             : ["-c:v", "ffv1"]
-        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=\(size):d=0.2:r=10",
-                                         "-vf", "zscale=tin=bt709:t=\(transfer):pin=bt709:p=bt2020:min=bt709:m=bt2020nc:npl=1000:r=tv,format=yuv420p10le"]
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", source,
+                                         "-vf", prefilter + "zscale=tin=bt709:t=\(transfer):pin=bt709:p=bt2020:min=\(matrixIn):m=bt2020nc:npl=1000:r=tv,format=yuv420p10le"]
                                          + codec + ["-color_range", "tv", "-color_trc", transfer, "-color_primaries", "bt2020",
                                                     "-colorspace", "bt2020nc", url.path])
         return url
