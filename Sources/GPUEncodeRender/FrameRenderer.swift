@@ -110,7 +110,12 @@ public final class FrameRenderer {
         glBindVertexArray(vao)
 
         let toRGB = source.toRGB()
-        let sourceColor = SourceColorShader(color: source, toneMapping: toneMapping, keepsSignal: keepsSignal)
+        // A transparent chain (identity filters only, or none) runs as no filters on unclamped
+        // R'G'B' (half-float intermediates on the chain paths), so Y'CbCr outside the R'G'B' cube
+        // comes back as it went in; every other chain is rendered exactly as before.
+        let transparent = FrameRenderer.isTransparent(filters, light: light)
+        let rendered = transparent ? [] : filters
+        let sourceColor = SourceColorShader(color: source, toneMapping: toneMapping, keepsSignal: keepsSignal, clamped: !transparent)
         // Kept HDR goes back to Y'CbCr through the source's own matrix and range.
         let fromRGB = (keepsSignal ? YUVColorSpace(matrix: source.matrix, fullRange: source.fullRange)
                        : YUVColorSpace(matrix: .bt709, fullRange: false)).fromRGB()
@@ -144,8 +149,8 @@ public final class FrameRenderer {
         }
 
         if direct {
-            let owners = filters.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
-            let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.forDepth(FrameRenderer.prelude(filters, color: sourceColor, roundTo8Bits: !precise), bits: g.bitDepth), linear)
+            let owners = rendered.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
+            let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.forDepth(FrameRenderer.prelude(rendered, color: sourceColor, roundTo8Bits: !precise), bits: g.bitDepth), linear)
             var resources: [String: [String: ResourceTexture]] = [:]
             var made: [(ShaderProgram, RenderTarget)] = []
             if packed {
@@ -167,7 +172,7 @@ public final class FrameRenderer {
             if packed { nv12 = made[0].1 }
         } else {
             let chainSource = ChainSource(glsl: FrameRenderer.exactSampling(FrameRenderer.forDepth(FrameRenderer.chainSource(light: light, color: sourceColor), bits: g.bitDepth)), width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
-            let chain = try ChainRenderer(source: chainSource, filters: filters, fuse: path != .unfused, deep: precise, limits: limits)
+            let chain = try ChainRenderer(source: chainSource, filters: rendered, fuse: path != .unfused, deep: precise || transparent, limits: limits)
             self.chain = chain
             passes = chain.chainPlan.description
             if writesNV12 {
@@ -239,6 +244,13 @@ public final class FrameRenderer {
     /// What the point filters of the direct path's `filtered()` need, with the prefixes it gives them.
     private static func fusedNeeds(_ filters: [FilterInstance]) -> ShaderNeeds {
         filters.enumerated().reduce(ShaderNeeds()) { $0 + ShaderNeeds(glsl: FilterCodegen.function($1.1, prefix: "f\($1.0)_")) }
+    }
+
+    /// Whether `filters` leave the picture as it is (identity filters only, or none) in gamma
+    /// light: such a chain is rendered without clamping R'G'B' to 0...1 and without 8-bit
+    /// intermediates (see `init`).
+    static func isTransparent(_ filters: [FilterInstance], light: FilterLight) -> Bool {
+        light == .gamma && filters.allSatisfy { $0.declaration.name == "identity" }
     }
 
     static func isUpright420(_ g: RenderGeometry) -> Bool {

@@ -59,10 +59,17 @@ package struct SourceColorShader {
     /// HDR signal's non-linear R'G'B', and the output goes back through the same matrix.
     package var keepsSignal: Bool
 
-    package init(color: YUVColorSpace, toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false) {
+    /// Whether R'G'B' used as they are (`isIdentity` or `keepsSignal`) are clamped to 0...1. Off for
+    /// chains that are transparent (identity filters only, or none: `FrameRenderer.isTransparent`):
+    /// camera Y'CbCr often lies outside the R'G'B' cube (saturated greens), and an identity round
+    /// trip must give it back rather than the nearest colour inside. Filters need the clamp.
+    package var clamped: Bool
+
+    package init(color: YUVColorSpace, toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false, clamped: Bool = true) {
         self.color = color
         self.toneMapping = toneMapping
         self.keepsSignal = keepsSignal
+        self.clamped = clamped
     }
 
     /// The source's R'G'B' are used as they are: SDR with BT.709 primaries (BT.601's read as such).
@@ -77,7 +84,9 @@ package struct SourceColorShader {
 
     package var glsl: String {
         let head = "vec3 sourceRGB(vec3 yuv) {\n    vec3 e = clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0);\n"
-        if isIdentity || keepsSignal { return head + "    return e;\n}\n\n" }
+        if isIdentity || keepsSignal {
+            return clamped ? head + "    return e;\n}\n\n" : "vec3 sourceRGB(vec3 yuv) {\n    return yuvToRgb * yuv + yuvOffset;\n}\n\n"
+        }
         let toLinear709 = SourceColorShader.glslMatrix(SourceColorShader.bt2020ToBT709)
         if color.transfer == .sdr {
             // Wide-gamut SDR: primaries through linear light, nothing to tone-map.
