@@ -103,13 +103,17 @@ final class KeyframeTranscodeTests: GPUEncodeTestCase {
         let out = scratch("out.mkv")
         let result = try gpuencode([clip.path, out.path, "--preset", preset.path, "--crf", "0", "--x264-preset", "ultrafast"])
         XCTAssertEqual(result.status, 0, result.stderr)
-        // Frame 0 (t = 0) is the identity, frame 9 (t = 0.9) full sepia: compare with transcodes of each.
+        // Frame 0 (t = 0) is sepia at intensity 0, frame 9 (t = 0.9) full sepia: compare with transcodes of
+        // each look held still. (Not the identity preset: identity is transparent and keeps colours
+        // outside R'G'B', which any real filter clamps.)
+        let still0 = scratch("sepia0.json")
+        try Data(#"{"version": 1, "name": "sepia0", "filters": [{"filter": "sepia", "intensity": 0}]}"#.utf8).write(to: still0)
         func frame(_ file: URL, _ n: Int) throws -> Data {
             try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", file.path, "-vf",
                 "select=eq(n\\,\(n)),format=yuv444p", "-frames:v", "1", "-f", "rawvideo", "-"])
         }
-        for (n, look) in [(0, "identity"), (9, "sepia")] {
-            let reference = scratch("\(look).mkv")
+        for (n, look) in [(0, still0.path), (9, "sepia")] {
+            let reference = scratch("\(n).mkv")
             XCTAssertEqual(try gpuencode([clip.path, reference.path, "--preset", look, "--crf", "0", "--x264-preset", "ultrafast"]).status, 0)
             let still = try frame(reference, n)
             let video = try frame(out, n)
