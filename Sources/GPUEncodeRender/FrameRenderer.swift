@@ -250,7 +250,7 @@ public final class FrameRenderer {
     /// light: such a chain is rendered without clamping R'G'B' to 0...1 and without 8-bit
     /// intermediates (see `init`).
     static func isTransparent(_ filters: [FilterInstance], light: FilterLight) -> Bool {
-        light == .gamma && filters.allSatisfy { $0.declaration.name == "identity" }
+        light == .gamma && filters.onlyIdentity
     }
 
     static func isUpright420(_ g: RenderGeometry) -> Bool {
@@ -325,13 +325,7 @@ public final class FrameRenderer {
         guard let transfers else { return }
         let set = nextReadSet
         nextReadSet = (nextReadSet + 1) % FrameRenderer.readSets
-        for a in 0..<3 {
-            if writesTenBit {
-                transfers.startTenBitRead(3 + 3 * set + a, target: nv12!, attachment: a)
-            } else {
-                transfers.startRead(3 + 3 * set + a, target: nv12!, attachment: a)
-            }
-        }
+        for a in 0..<3 { transfers.startRead(3 + 3 * set + a, target: nv12!, attachment: a, tenBit: writesTenBit) }
         pendingReads.append(set)
     }
 

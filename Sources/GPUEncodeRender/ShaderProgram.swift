@@ -362,13 +362,15 @@ final class TransferBuffers {
         glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), 0)
     }
 
-    /// Queues a read of RGBA8 attachment `attachment` of `target` into buffer `index`.
-    func startRead(_ index: Int, target: RenderTarget, attachment: Int) {
+    /// Queues a read of attachment `attachment` of `target` into buffer `index`: RGBA8, or with
+    /// `tenBit` RGBA16UI (kept HDR's 10-bit codes, read as unsigned shorts).
+    func startRead(_ index: Int, target: RenderTarget, attachment: Int, tenBit: Bool = false) {
+        let (format, type, texelBytes) = tenBit ? (GL_RGBA_INTEGER, GL_UNSIGNED_SHORT, 8) : (GL_RGBA, GL_UNSIGNED_BYTE, 4)
         glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), target.fbo)
         glReadBuffer(GLenum(Int(GL_COLOR_ATTACHMENT0) + attachment))
         glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[index])
-        glBufferData(GLenum(GL_PIXEL_PACK_BUFFER), GLsizeiptr(target.width * target.height * 4), nil, GLenum(GL_STREAM_READ))
-        glReadPixels(0, 0, GLsizei(target.width), GLsizei(target.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), nil)
+        glBufferData(GLenum(GL_PIXEL_PACK_BUFFER), GLsizeiptr(target.width * target.height * texelBytes), nil, GLenum(GL_STREAM_READ))
+        glReadPixels(0, 0, GLsizei(target.width), GLsizei(target.height), GLenum(format), GLenum(type), nil)
         glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
     }
 

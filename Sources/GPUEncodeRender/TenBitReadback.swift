@@ -61,17 +61,7 @@ extension RenderTarget {
 }
 
 extension TransferBuffers {
-    /// Queues a read of RGBA16UI attachment `attachment` of `target` into buffer `index`.
-    func startTenBitRead(_ index: Int, target: RenderTarget, attachment: Int) {
-        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), target.fbo)
-        glReadBuffer(GLenum(Int(GL_COLOR_ATTACHMENT0) + attachment))
-        glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[index])
-        glBufferData(GLenum(GL_PIXEL_PACK_BUFFER), GLsizeiptr(target.width * target.height * 8), nil, GLenum(GL_STREAM_READ))
-        glReadPixels(0, 0, GLsizei(target.width), GLsizei(target.height), GLenum(GL_RGBA_INTEGER), GLenum(GL_UNSIGNED_SHORT), nil)
-        glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
-    }
-
-    /// Waits for the buffers of `reads` (queued by `startTenBitRead`) and writes their rows, in one
+    /// Waits for the buffers of `reads` (queued by `startRead(tenBit: true)`) and writes their rows, in one
     /// parallel copy over all of them.
     func finishTenBitReads(_ reads: [(index: Int, rows: TenBitRows)], target: RenderTarget) {
         let texelRow = target.width * 4

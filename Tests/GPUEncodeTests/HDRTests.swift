@@ -147,6 +147,21 @@ final class HDRTests: BatchTestCase {
         }
     }
 
+    /// Checks `ours` against libplacebo's rendition `ref`: first-frame PSNR ≥ `minimumDB` (when
+    /// given), mean saturation and luma within 5%; prints and reports the figures under `label`.
+    func assertLikeLibplacebo(_ ours: URL, _ ref: URL, label: String, minimumDB: Double?, file: StaticString = #filePath, line: UInt = #line) throws {
+        let a = try saturationAndLuma(ours), b = try saturationAndLuma(ref)
+        var message = "\(label): saturation \(a.saturation) vs libplacebo \(b.saturation), luma \(a.luma) vs \(b.luma)"
+        if let minimumDB {
+            let db = try firstFramePSNR(ours, ref)
+            message += ", \(db) dB"
+            XCTAssertGreaterThanOrEqual(db, minimumDB, message, file: file, line: line)
+        }
+        print(message)
+        XCTAssertLessThan(abs(a.saturation / b.saturation - 1), 0.05, message, file: file, line: line)
+        XCTAssertLessThan(abs(a.luma / b.luma - 1), 0.05, message, file: file, line: line)
+    }
+
     // MARK: - BT.2390 and the real clips against libplacebo
 
     /// The BT.2390 default against libplacebo's defaults, on HLG and PQ patterns, both transfer
@@ -160,13 +175,7 @@ final class HDRTests: BatchTestCase {
             let result = try gpuencode([input.path, ours.path, "--crf", "0"], environment: ["GPUENCODE_TRANSFER": path])
             XCTAssertEqual(result.status, 0, result.summary)
             let ref = try reference(input, HDRTests.libplacebo, name: "pl-\(transfer).mkv", vulkan: true, frames: 1)
-            let a = try saturationAndLuma(ours), b = try saturationAndLuma(ref)
-            let db = try firstFramePSNR(ours, ref)
-            let message = "\(transfer) (\(path)): \(db) dB against libplacebo; saturation \(a.saturation) vs \(b.saturation), luma \(a.luma) vs \(b.luma)"
-            print(message)
-            XCTAssertGreaterThanOrEqual(db, 35, message)
-            XCTAssertLessThan(abs(a.saturation / b.saturation - 1), 0.05, message)
-            XCTAssertLessThan(abs(a.luma / b.luma - 1), 0.05, message)
+            try assertLikeLibplacebo(ours, ref, label: "\(transfer) (\(path))", minimumDB: 35)
         }
     }
 
@@ -180,13 +189,7 @@ final class HDRTests: BatchTestCase {
         let result = try gpuencode([input.path, ours.path, "--crf", "0", "--peak-detect"])
         XCTAssertEqual(result.status, 0, result.summary)
         let ref = try reference(input, HDRTests.libplacebo, name: "pl.mkv", vulkan: true, frames: 1)
-        let a = try saturationAndLuma(ours), b = try saturationAndLuma(ref)
-        let db = try firstFramePSNR(ours, ref)
-        let message = "10000-nit PQ, --peak-detect: \(db) dB against libplacebo; saturation \(a.saturation) vs \(b.saturation), luma \(a.luma) vs \(b.luma)"
-        print(message)
-        XCTAssertGreaterThanOrEqual(db, 35, message)
-        XCTAssertLessThan(abs(a.saturation / b.saturation - 1), 0.05, message)
-        XCTAssertLessThan(abs(a.luma / b.luma - 1), 0.05, message)
+        try assertLikeLibplacebo(ours, ref, label: "10000-nit PQ, --peak-detect", minimumDB: 35)
     }
 
     /// The two iPhone HLG clips (Dolby Vision 8.4 on an HLG base layer) against libplacebo's own
@@ -205,13 +208,7 @@ final class HDRTests: BatchTestCase {
             let base = scratch("base-\(name).mkv")
             try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", input.path, "-frames:v", "1", "-an", "-c:v", "ffv1", base.path])
             let ref = try reference(base, HDRTests.libplacebo, name: "pl-\(name).mkv", vulkan: true, frames: 1)
-            let a = try saturationAndLuma(ours), b = try saturationAndLuma(ref)
-            let db = try firstFramePSNR(ours, ref)
-            let message = "\(name): saturation \(a.saturation) vs libplacebo \(b.saturation) (\(Int((100 * a.saturation / b.saturation).rounded()))%), luma \(a.luma) vs \(b.luma), \(db) dB"
-            print(message)
-            XCTAssertGreaterThanOrEqual(db, 40, message)
-            XCTAssertLessThan(abs(a.luma / b.luma - 1), 0.05, message)
-            XCTAssertLessThan(abs(a.saturation / b.saturation - 1), 0.05, message)
+            try assertLikeLibplacebo(ours, ref, label: name, minimumDB: 40)
         }
     }
 
@@ -223,10 +220,7 @@ final class HDRTests: BatchTestCase {
         let result = try gpuencode(["preview", input.path, "-o", png.path])
         XCTAssertEqual(result.status, 0, result.summary)
         let ref = try reference(input, HDRTests.libplacebo, name: "pl.mkv", vulkan: true, frames: 1)
-        let a = try saturationAndLuma(png), b = try saturationAndLuma(ref)
-        let message = "preview: saturation \(a.saturation) vs libplacebo \(b.saturation), luma \(a.luma) vs \(b.luma)"
-        XCTAssertLessThan(abs(a.saturation / b.saturation - 1), 0.05, message)
-        XCTAssertLessThan(abs(a.luma / b.luma - 1), 0.05, message)
+        try assertLikeLibplacebo(png, ref, label: "preview", minimumDB: nil)
     }
 
     /// `--peak-detect` on a dim PQ scene (SDR white at 100 nits) whose metadata claims 4000 nits:

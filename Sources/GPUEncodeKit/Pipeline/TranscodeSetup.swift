@@ -79,7 +79,7 @@ final class TranscodeJob {
         // (The default preset's `identity` filter changes nothing: kept HDR then skips the GPU, and
         // the 10-bit frames go to the encoder as decoded. With filters the GPU filters the HDR
         // signal's own R'G'B' and writes 10-bit planes in the input's colour space.)
-        let onlyIdentity = o.preset.filters.allSatisfy { $0.declaration.name == "identity" }
+        let onlyIdentity = o.preset.filters.onlyIdentity
         let keepOnGPU = keep && !onlyIdentity
         let inStream = input.videoStream
         let rate = av_guess_frame_rate(input.format, inStream, nil)
