@@ -15,7 +15,8 @@ import Glibc
 /// whatever its name now points at, and is only ever read.
 package final class OutputFile {
     package let finalPath: String
-    private let temp: TemporaryFile
+    /// Nil for a plan (`--dry-run`): the muxer is set up to map the streams, and nothing is created.
+    private let temp: TemporaryFile?
     private let overwrite: Bool
     package let format: UnsafeMutablePointer<AVFormatContext>
     private var opened = false
@@ -25,17 +26,29 @@ package final class OutputFile {
     /// Priming to skip at the start of tracks that start after 0 (EditListPatch); under `lock`.
     private var startSkips: [EditListPatch.Skip] = []
 
-    package var tempPath: String { temp.path }
+    package var tempPath: String { temp?.path ?? "" }
 
-    package init(path: String, overwrite: Bool, codec: VideoCodec = .h264) throws {
+    /// `planOnly`: set up the muxer for mapping streams without creating any file (nor removing
+    /// killed runs' temporaries): `--dry-run`. Such an output cannot be opened.
+    package init(path: String, overwrite: Bool, codec: VideoCodec = .h264, planOnly: Bool = false) throws {
         finalPath = path
         self.overwrite = overwrite
         let (dir, base) = splitPath(path)
         let oformat = try OutputFile.format(for: path, codec: codec)
         guard isDirectory(dir) else { throw GPUEncodeError(.outputCreate, path: path, "directory \(dir) does not exist") }
+        if planOnly {
+            temp = nil
+            var ctx: UnsafeMutablePointer<AVFormatContext>?
+            guard avformat_alloc_output_context2(&ctx, oformat, nil, path) >= 0, let ctx else {
+                throw GPUEncodeError(.internal, path: path, "cannot set up the muxer")
+            }
+            format = ctx
+            return
+        }
         // Temporaries of killed runs (dead PIDs) in this folder go first; a live run's stay.
         TemporaryFile.removeStale(in: dir, legacyBase: base)
-        temp = try TemporaryFile(in: dir, for: path)
+        let temp = try TemporaryFile(in: dir, for: path)
+        self.temp = temp
         let byDescriptor = "/proc/self/fd/\(temp.fd)"
         // Without /proc (an unusual container), faststart re-reads by the temporary's name: a read,
         // so at worst a file swapped in by someone who may delete ours spoils our own output.
@@ -86,8 +99,8 @@ package final class OutputFile {
     deinit {
         if opened { _ = gpuencode_avio_close_fd(format.pointee.pb); format.pointee.pb = nil }
         avformat_free_context(format)
-        if !descriptorClosed { _ = temp.close() }
-        if !committed { temp.remove() }
+        if !descriptorClosed { _ = temp?.close() }
+        if !committed { temp?.remove() }
     }
 
     package var isMP4Family: Bool {
@@ -121,6 +134,7 @@ package final class OutputFile {
     package var movieTimescale: Int32?
 
     package func open() throws {
+        guard let temp else { throw GPUEncodeError(.internal, path: finalPath, "a planned output is not written") }
         guard let pb = gpuencode_avio_open_fd(temp.fd) else { throw GPUEncodeError(.internal, path: finalPath, "out of memory") }
         format.pointee.pb = pb.assumingMemoryBound(to: AVIOContext.self)
         opened = true
@@ -148,6 +162,7 @@ package final class OutputFile {
 
     /// Writes the trailer (faststart moves the index to the front here) and renames into place.
     package func finish() throws {
+        guard let temp else { throw GPUEncodeError(.internal, path: finalPath, "a planned output is not written") }
         try check(av_write_trailer(format), .encode, path: finalPath, "cannot finish the file")
         let writeError = gpuencode_avio_close_fd(format.pointee.pb)
         format.pointee.pb = nil

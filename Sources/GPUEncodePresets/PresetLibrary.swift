@@ -1,6 +1,7 @@
 import Glibc
 import GPUEncodeCore
 import GPUEncodeFilters
+import GPUEncodeSettings
 
 /// Where `--preset NAME` looks: the `--preset-dir` folders in the order given, then the user folder
 /// (the command line passes `$XDG_CONFIG_HOME/gpuencode/presets`, by default
@@ -105,6 +106,11 @@ public struct PresetLibrary: Sendable {
         var names = Set(Preset.builtinNames)
         for dir in directories { names.formUnion(PresetLibrary.presetFiles(in: dir).map(\.name)) }
         let all = names.sorted()
+        if EncoderSettings.speeds.contains(spec) {
+            // ffmpeg's -preset is x264's speed; an ffmpeg user typing --preset fast means that.
+            throw GPUEncodeError(.preset, path: spec,
+                                 "no preset by that name: --preset is the look (the filters; `gpuencode presets` lists them), and \"\(spec)\" is an encoder speed, which --speed \(spec) sets (ffmpeg's -preset \(spec))")
+        }
         let hint = suggestion(for: spec, among: all).map { " (did you mean \"\($0)\"?)" } ?? ""
         let whereTo = directories.isEmpty ? "" : " (looked in \(directories.joined(separator: ", ")) and the built-ins)"
         throw GPUEncodeError(.preset, path: spec,

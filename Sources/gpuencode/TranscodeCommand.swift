@@ -113,6 +113,12 @@ struct TranscodeCommand: ParsableCommand {
     @Flag(help: "Print each frame's measurements (averageColor filters) on stdout, one line per frame: frame=N time=SECONDS averageColor=R,G,B,A (0-1).")
     var stats = false
 
+    @Flag(name: .customLong("dry-run"), help: "Say what the transcode would do and write nothing: the input is opened and its streams mapped, the encoders opened, the GPU context made and the preset's filter chain compiled on it, so a problem a run would meet before its first frame exits with the run's code (66 bad input, 67 bad preset, 69 no GPU, 73 output exists...). The plan goes to stderr; with --json, as a document on stdout. No output file, no temporary.")
+    var dryRun = false
+
+    @Flag(help: "Print one JSON document on stdout when done: the input and its streams, what happens to each stream (encode, copy or drop, and why), the encode settings, the filters, the GPU, warnings, and the result (timings, frames, output size and bitrate). With --dry-run, what would be done. Also on failure, with the error and exit code. Human output stays on stderr. docs/json.md has the format.")
+    var json = false
+
     @Flag(name: .customLong("list-presets"), help: "List the built-in presets and exit (`gpuencode presets` lists user presets too).")
     var listPresets = false
 
@@ -127,6 +133,9 @@ struct TranscodeCommand: ParsableCommand {
     var benchmarkFilters: Int?
 
     mutating func validate() throws {
+        if listPresets || benchmarkFilters != nil, json || dryRun {
+            throw ValidationError("--json and --dry-run are for transcodes, not \(listPresets ? "--list-presets" : "--benchmark-filters")")
+        }
         if listPresets { return }
         if let n = benchmarkFilters {
             guard (1...1_000_000).contains(n), input != nil else { throw ValidationError("--benchmark-filters N needs N from 1 to 1000000 and an input file") }
@@ -136,6 +145,11 @@ struct TranscodeCommand: ParsableCommand {
         try comparison.validate(animate: splitAnimate)
         _ = try encode.overrides(threadsMayBeAuto: true)
         guard ["direct", "rgba", "unfused"].contains(renderPath) else { throw ValidationError("--render-path must be direct, rgba or unfused") }
+        // --json's document is the whole of stdout, so scripts can parse it.
+        if json && stats { throw ValidationError("--json and --stats both write to stdout; give one of them") }
+        if (json || dryRun) && ImageIO.isImagePath(output!) {
+            throw ValidationError("--json and --dry-run are for movie outputs; \(output!) is a picture (gpuencode preview renders one)")
+        }
     }
 
     func run() throws {
@@ -165,6 +179,7 @@ struct TranscodeCommand: ParsableCommand {
         var reporter: ProgressReporter?
         if !noProgress && (stderrIsTTY || progress) { reporter = ProgressReporter(style: stderrIsTTY ? .terminal : .lines) }
         let shared = reporter
+        let report = json || dryRun ? TranscodeReport(input: input, output: output, dryRun: dryRun) : nil
         do {
             // Before anything opens the input: a FIFO input blocks in open until its writer comes,
             // and SIGINT/SIGTERM must stop that as an interruption (130/143), not a read error.
@@ -206,7 +221,14 @@ struct TranscodeCommand: ParsableCommand {
             let selection = try gpuOptions.selection()
             options.gpu = selection
             options.hwaccel = try resolveHWAccel(try encode.overrides(threadsMayBeAuto: true).hwaccel)
-            options.progress = reporter
+            if let report {
+                // The decoding choice comes from the flag or GPUENCODE_HWACCEL: "settings" says which.
+                var given = try encode.overrides(threadsMayBeAuto: true).over(base.encode)
+                given.hwaccel = options.hwaccel
+                report.given(given)
+            }
+            options.progress = dryRun ? nil : reporter
+            options.report = report
             if stats {
                 if !preset.filters.contains(where: { $0.declaration.name == "averageColor" }) {
                     throw GPUEncodeError(.usage, path: self.preset, "--stats needs an averageColor filter in the preset (e.g. {\"filter\": \"averageColor\"})")
@@ -218,18 +240,28 @@ struct TranscodeCommand: ParsableCommand {
                 }
             }
             options.log = { level, message in
+                if level == .warning { report?.warning(message) }
                 guard level == .warning || verbose else { return }
                 shared?.interruptLine()
                 fputs("gpuencode: \(level == .warning ? "warning: " : "")\(message)\n", stderr)
+            }
+            if dryRun {
+                try Transcoder.plan(options)
+                let document = report!.document(status: "planned", exitCode: 0, error: nil)
+                fputs(PlanText.lines(document).map { "gpuencode: \($0)\n" }.joined(), stderr)
+                if json { print(JSONWriter.write(document), terminator: "") }
+                return
             }
             let summary = try Transcoder.run(options)
             if verbose || stderrIsTTY {
                 let fps = Double(summary.frames) / max(summary.seconds, 1e-6)
                 fputs("gpuencode: wrote \(output!): \(summary.frames) frames in \(String(format1(summary.seconds))) s (\(format1(fps)) fps) with preset \(preset.name) on \(summary.renderer)\n", stderr)
             }
+            if json { print(JSONWriter.write(report!.document(status: "done", exitCode: 0, error: nil)), terminator: "") }
         } catch let error as GPUEncodeError {
             shared?.interruptLine()
             fputs("gpuencode: error: \(error.description)\n", stderr)
+            if json, let report { print(JSONWriter.write(report.document(status: "failed", exitCode: error.exitCode, error: error.description)), terminator: "") }
             throw ExitCode(error.exitCode)
         }
     }

@@ -42,6 +42,11 @@ func runCommand(_ arguments: [String]) -> Never {
         let message = GPUEncode.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
         let text = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
         fputs("gpuencode: error: \(text) (see \(commandPath(arguments)) --help)\n", stderr)
+        if wantsTranscodeDocument(arguments) {
+            // --json promises a document on stdout for every failure, usage errors included.
+            let report = TranscodeReport(input: nil, output: nil, dryRun: arguments.contains("--dry-run"))
+            print(JSONWriter.write(report.document(status: "failed", exitCode: code.rawValue, error: text)), terminator: "")
+        }
         exit(code.rawValue)
     }
 }
@@ -106,6 +111,16 @@ case ["--version"], ["-version"]:
     exit(0)
 default:
     break
+}
+if let mistake = ffmpegPresetMistake(arguments) {
+    // ffmpeg's -preset is the encoder's speed; here --preset is the look. Said before parsing, which
+    // would only suggest --preset, the wrong option.
+    fputs("gpuencode: error: \(mistake) (see \(commandPath(arguments)) --help)\n", stderr)
+    if wantsTranscodeDocument(arguments) {
+        print(JSONWriter.write(TranscodeReport(input: nil, output: nil, dryRun: arguments.contains("--dry-run"))
+            .document(status: "failed", exitCode: 64, error: mistake)), terminator: "")
+    }
+    exit(64)
 }
 if let unknown = unknownHelpTopic(arguments) {
     // argument-parser answers `help NOSUCH` with the root's help and 0; a typo should say so.

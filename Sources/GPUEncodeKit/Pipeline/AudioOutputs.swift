@@ -10,7 +10,7 @@ struct AudioOutputs {
     var timeBases: [AVRational] = []
 
     static func add(input: VideoSource, output: OutputFile, settings: EncoderSettings, metadata: MetadataPolicy, timeline: Timeline, run: RunState,
-                    inputPath: String, outputPath: String, log: @escaping @Sendable (LogLevel, String) -> Void) throws -> AudioOutputs {
+                    inputPath: String, outputPath: String, report: TranscodeReport? = nil, log: @escaping @Sendable (LogLevel, String) -> Void) throws -> AudioOutputs {
         let container = AudioContainer(outputPath: outputPath)
         let facts: [AudioStreamFacts] = (0..<input.streamCount).compactMap { i in
             let par = input.stream(i).pointee.codecpar!.pointee
@@ -26,7 +26,13 @@ struct AudioOutputs {
         }
         if settings.audio == .none || (settings.audioTracks != nil && plan.count < facts.count) {
             let dropped = facts.filter { f in !plan.contains { $0.inputIndex == f.inputIndex } }
-            for f in dropped { log(.info, "audio stream #\(f.inputIndex) (\(f.codec)) left out") }
+            for f in dropped {
+                log(.info, "audio stream #\(f.inputIndex) (\(f.codec)) left out")
+                report?.stream(.object([("input", .number(f.inputIndex)), ("index", .null), ("type", .string("audio")), ("action", .string("drop")),
+                                        ("codec", .string(f.codec)),
+                                        ("reason", .string(settings.audio == .none ? "--audio none" : "not in --audio-tracks"))]),
+                               index: nil, input: f.inputIndex)
+            }
         }
         let globalHeader = output.format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0
         var result = AudioOutputs()
@@ -62,6 +68,20 @@ struct AudioOutputs {
                 av_dict_set(&os.pointee.metadata, "encoder", nil, 0)
             }
             result.timeBases.append(os.pointee.time_base)
+            if let report {
+                let par = os.pointee.codecpar.pointee
+                var m: [(String, JSONValue)] = [("input", .number(decision.inputIndex)), ("index", .number(Int(os.pointee.index))), ("type", .string("audio"))]
+                switch decision.action {
+                case .copy:
+                    m += [("action", .string("copy")), ("codec", .string(decision.codec))]
+                case .encode(let codec):
+                    m += [("action", .string("encode")), ("codec", .string(codec.rawValue)), ("encoder", .string(codec == .aac ? "aac" : "libopus")),
+                          ("from", .string(decision.codec)), ("bitrate", .number(Double(par.bit_rate)))]
+                }
+                m += [("sampleRate", .number(Int(par.sample_rate))), ("channels", .number(Int(par.ch_layout.nb_channels)))]
+                if let warning = decision.warning { m.append(("reason", .string(warning))) }
+                report.stream(.object(m), index: Int(os.pointee.index), input: decision.inputIndex)
+            }
         }
         return result
     }

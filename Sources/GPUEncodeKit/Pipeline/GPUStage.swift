@@ -79,6 +79,13 @@ final class GPUStage {
                                          copyThreads: options.transfer.copyThreads, limits: limits, toneMapping: settings.toneMapping,
                                          keepsSignal: settings.keepHDR)
         for line in renderer.passes { options.log(.info, line) }
+        if let report = options.report {
+            let pixelBuffers = options.transfer.usePixelBuffers(gl)
+            let path = options.renderPath == .viaRGBA ? "rgba" : options.renderPath.rawValue
+            report.gpu(.object([("renderer", .string(gl.renderer)), ("version", .string(gl.version)), ("platform", .string(gl.platform)),
+                                ("software", .bool(gl.isSoftware)), ("renderPath", .string(path)),
+                                ("transfer", .string(pixelBuffers ? "pbo" : "client")), ("passes", .strings(renderer.passes))]))
+        }
         pipeline = RenderPipeline(renderer: renderer, overlapReadback: settings.overlapReadback)
         let g = settings.geometry
         pool = try FramePool(width: Int32(g.outputWidth), height: Int32(g.outputHeight), format: settings.outputFormat)

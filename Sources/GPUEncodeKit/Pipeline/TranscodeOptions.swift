@@ -28,6 +28,8 @@ public struct TranscodeOptions: Sendable {
     /// Receives each encoded frame's count, its position in seconds from the start and the media's
     /// length (nil when unknown); for callers with their own progress display (batch runs).
     public var onFrame: (@Sendable (Int, Double, Double?) -> Void)?
+    /// Collects what the run does for `--json` (streams, settings, GPU, warnings, result); nil: nothing collected.
+    public var report: TranscodeReport?
     /// Polled with the SIGINT/SIGTERM flag: true stops the run as if interrupted (no output written).
     public var shouldStop: (@Sendable () -> Bool)?
 
@@ -43,4 +45,8 @@ public struct TranscodeSummary: Sendable {
     public var renderer: String
     public var seconds: Double
     public var decodeErrors: Int
+    /// Frames the decoder gave (frames in; `frames` is frames out).
+    public var framesDecoded: Int = 0
+    /// Seconds the GPU and encode stages were busy (pipelined runs with a GPU stage), else nil.
+    public var stagesBusy: (gpu: Double, encode: Double)?
 }

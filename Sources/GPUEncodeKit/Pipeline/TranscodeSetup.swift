@@ -6,19 +6,28 @@ import CFFmpeg
 final class TranscodeJob {
     let input: VideoSource
     let output: OutputFile
-    let video: VideoTranscodeHandler
+    /// Nil for a plan (`planOnly`), which starts no stage.
+    let video: VideoTranscodeHandler!
     /// By input stream index; nil for a stream that is dropped.
     let handlers: [OutputStreamHandler?]
+    /// The video's GPU stage (nil without filters) and encode stage, for a plan to open and report.
+    let gpuStage: GPUStage?
+    let encodeStage: EncodeStage
     private let options: TranscodeOptions
 
-    init(_ options: TranscodeOptions, run: RunState) throws {
+    /// `planOnly` (`--dry-run`): everything up to writing the header (input opened, streams mapped,
+    /// encoders opened) with an output that creates no file; no stage is started.
+    init(_ options: TranscodeOptions, run: RunState, planOnly: Bool = false) throws {
         var o = options
         input = try VideoSource(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
+        o.report?.input(StreamDescription.input(input))
         // Kept HDR is 10-bit: HEVC Main 10 unless a codec was named (H.264 would be High 10,
         // which few players decode).
         if TranscodeJob.keepsHDR(o, input: input) && !o.encoder.codecGiven && o.encoder.codec == .h264 { o.encoder.codec = .hevc }
         self.options = o
-        output = try OutputFile(path: o.output, overwrite: o.overwrite, codec: o.encoder.codec)
+        o.report?.describe(o)
+        output = try OutputFile(path: o.output, overwrite: o.overwrite, codec: o.encoder.codec, planOnly: planOnly)
+        o.report?.output(container: String(cString: output.format.pointee.oformat.pointee.name))
         let metadata = MetadataPolicy(o.encoder)
         // The output starts at 0 (ffmpeg's default) unless --copyts: what each stream moves by.
         let timeline = Timeline(format: input.format, copyts: o.encoder.copyts)
@@ -30,7 +39,7 @@ final class TranscodeJob {
         // would not play it (AudioPlan: --audio, --audio-tracks). Its warnings wait for the first
         // encoded frame, so a run that fails before prints one line.
         let audio = try AudioOutputs.add(input: input, output: output, settings: o.encoder, metadata: metadata, timeline: timeline, run: run,
-                                         inputPath: o.input, outputPath: o.output, log: encode.setupWarnings.function)
+                                         inputPath: o.input, outputPath: o.output, report: o.report, log: encode.setupWarnings.function)
         for (i, handler) in audio.handlers { handlers[i] = handler }
         for i in 0..<input.streamCount where i != input.videoIndex && input.stream(i).pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_AUDIO {
             handlers[i] = try TranscodeJob.mapStream(input.stream(i), o, output: output, metadata: metadata, shift: timeline.shift(i))
@@ -42,6 +51,13 @@ final class TranscodeJob {
         let timeBase = encode.encoder.context.pointee.time_base
         if timeBase.num == 1 && timeBase.den >= 1000 && timeBase.den <= 1_000_000 {
             output.movieTimescale = AudioOutputs.movieTimescale(video: timeBase.den, audio: audio.timeBases)
+        }
+        gpuStage = gpu
+        encodeStage = encode
+        if planOnly {
+            video = nil
+            self.handlers = handlers
+            return
         }
         try output.open()
         video = try VideoTranscodeHandler(source: input, gpu: gpu, encode: encode, outputWidth: geometry.outputWidth,
@@ -57,7 +73,10 @@ final class TranscodeJob {
         if input.decodeErrors > 0 {
             options.log(.warning, "\(options.input): \(input.decodeErrors) decode error(s) in the video stream; damaged frames were skipped or concealed by the decoder")
         }
-        return TranscodeSummary(frames: video.framesEncoded, renderer: video.rendererName, seconds: seconds, decodeErrors: input.decodeErrors)
+        var summary = TranscodeSummary(frames: video.framesEncoded, renderer: video.rendererName, seconds: seconds, decodeErrors: input.decodeErrors)
+        summary.framesDecoded = video.framesDecoded
+        summary.stagesBusy = video.busy
+        return summary
     }
 
     /// Whether this run keeps the input's HDR (`--hdr keep` and a PQ or HLG input).
@@ -162,6 +181,17 @@ final class TranscodeJob {
 
         let videoOut = try output.addStream()
         try encoder.configure(videoOut, mp4Family: output.isMP4Family)
+        if let report = o.report {
+            let c = encoder.context.pointee
+            var m: [(String, JSONValue)] = [("input", .number(input.videoIndex)), ("index", .number(Int(videoOut.pointee.index))), ("type", .string("video")),
+                                            ("action", .string("encode")), ("codec", .string(o.encoder.codec.rawValue)),
+                                            ("encoder", .string(String(cString: c.codec.pointee.name))), ("gpu", .bool(!bypass))]
+            m += StreamDescription.picture(width: c.width, height: c.height, format: c.pix_fmt, matrix: c.colorspace, primaries: c.color_primaries,
+                                           transfer: c.color_trc, range: c.color_range)
+            m.append(("rotation", .number(bypass ? input.rotation.rawValue : 0)))
+            if !bypass, input.rotation != .none { m.append(("note", .string("turned upright (\(input.rotation.rawValue)°)"))) }
+            report.stream(.object(m), index: Int(videoOut.pointee.index), input: input.videoIndex)
+        }
         videoOut.pointee.sample_aspect_ratio = encoder.context.pointee.sample_aspect_ratio
         videoOut.pointee.disposition = inStream.pointee.disposition
         metadata.copyStream(from: inStream.pointee.metadata, to: &videoOut.pointee.metadata)
@@ -201,21 +231,34 @@ final class TranscodeJob {
         case AVMEDIA_TYPE_SUBTITLE:
             guard output.canHold(par.pointee.codec_id) else {
                 o.log(.warning, "\(o.output): subtitle stream #\(i) (\(codecName)) dropped: .\(ext) cannot hold it (.mkv can)")
+                reportDropped(s, o, reason: ".\(ext) cannot hold \(codecName) subtitles (.mkv can)")
                 return nil
             }
         case AVMEDIA_TYPE_VIDEO:
             o.log(.info, "extra video stream #\(i) (\(codecName)) dropped: only the best video stream is filtered")
+            reportDropped(s, o, reason: "only the best video stream is filtered")
             return nil
         default:
             o.log(.info, "stream #\(i) (\((av_get_media_type_string(type).map { String(cString: $0) } ?? "data")) \(codecName)) dropped")
+            reportDropped(s, o, reason: "\(StreamDescription.mediaType(type)) streams are not written")
             return nil
         }
         let os = try output.addStream()
+        o.report?.stream(.object([("input", .number(i)), ("index", .number(Int(os.pointee.index))), ("type", .string(StreamDescription.mediaType(type))),
+                                  ("action", .string("copy")), ("codec", .string(codecName))]), index: Int(os.pointee.index), input: i)
         try check(avcodec_parameters_copy(os.pointee.codecpar, par), .internal, path: o.output, "copying stream parameters")
         os.pointee.codecpar.pointee.codec_tag = 0
         os.pointee.time_base = s.pointee.time_base
         os.pointee.disposition = s.pointee.disposition
         metadata.copyStream(from: s.pointee.metadata, to: &os.pointee.metadata)
         return StreamCopyHandler(from: s, inputPath: o.input, to: os, output: output, shift: shift, log: o.log)
+    }
+
+    /// A stream left out of the output, for `--json`.
+    private static func reportDropped(_ s: UnsafeMutablePointer<AVStream>, _ o: TranscodeOptions, reason: String) {
+        let par = s.pointee.codecpar.pointee
+        o.report?.stream(.object([("input", .number(Int(s.pointee.index))), ("index", .null), ("type", .string(StreamDescription.mediaType(par.codec_type))),
+                                  ("action", .string("drop")), ("codec", .string(String(cString: avcodec_get_name(par.codec_id)))),
+                                  ("reason", .string(reason))]), index: nil, input: Int(s.pointee.index))
     }
 }

@@ -30,7 +30,41 @@ public enum Transcoder {
             throw GPUEncodeError(.inputDecode, path: options.input, "no video frame could be decoded")
         }
         try job.output.finish()
-        return job.summary(seconds: monotonicSeconds() - started)
+        let summary = job.summary(seconds: monotonicSeconds() - started)
+        options.report?.result(result(summary, output: options.output))
+        return summary
+    }
+
+    /// `--dry-run`: what `run` would do, found the way it finds it, and nothing written. Every check
+    /// a run makes before its first frame is made (the output's path and container, the input
+    /// opened and its streams mapped, the encoders opened, the GPU context made and the filter
+    /// chain compiled on it), so a dry run fails with the code the run would have; no output file,
+    /// temporary or stale-temporary cleanup. What was found goes to `options.report`.
+    public static func plan(_ options: TranscodeOptions) throws {
+        try checkOutput(options)
+        let run = RunState(output: options.output, shouldStop: options.shouldStop)
+        let job = try TranscodeJob(options, run: run, planOnly: true)
+        if let gpu = job.gpuStage {
+            try gpu.open()
+            gpu.close()
+        }
+        // The setup's warnings wait for the first encoded frame in a run; a plan has none.
+        job.encodeStage.setupWarnings.release()
+        run.checkInterrupt()
+        try run.throwIfFailed()
+    }
+
+    /// The `result` member of `--json`: timings, frames, the output's size and bitrate.
+    static func result(_ s: TranscodeSummary, output: String) -> JSONValue {
+        let facts = MediaFacts.probe(output)
+        var stages: JSONValue = .null
+        if let busy = s.stagesBusy { stages = .object([("gpuBusySeconds", .number(busy.gpu)), ("encodeBusySeconds", .number(busy.encode))]) }
+        return .object([("seconds", .number(s.seconds)), ("fps", .number(Double(s.frames) / max(s.seconds, 1e-6))),
+                        ("framesIn", .number(s.framesDecoded)), ("framesOut", .number(s.frames)), ("decodeErrors", .number(s.decodeErrors)),
+                        ("stages", stages), ("renderer", .string(s.renderer)),
+                        ("outputSize", facts?.bytes.map { .number(Double($0)) } ?? .null),
+                        ("outputDuration", facts?.duration.map { .number($0) } ?? .null),
+                        ("outputBitrate", facts?.bitrate.map { .number($0.rounded()) } ?? .null)])
     }
 
     /// What can be wrong with the output before the input is opened: the paths (checkPaths), then

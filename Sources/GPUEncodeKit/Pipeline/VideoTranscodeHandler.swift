@@ -39,6 +39,7 @@ final class VideoTranscodeHandler: OutputStreamHandler {
 
     private func passDecodedFrames() throws {
         while let frame = try source.receive() {
+            framesDecoded += 1
             if let crop {
                 frame.width = crop.width
                 frame.height = crop.height
@@ -48,6 +49,12 @@ final class VideoTranscodeHandler: OutputStreamHandler {
     }
 
     var framesEncoded: Int { encode.frames }
+
+    /// Frames the decoder gave (before deinterlacing makes two of one, or anything drops one).
+    private(set) var framesDecoded = 0
+
+    /// Seconds the GPU and encode stages were busy (pipelined runs), else nil.
+    var busy: (gpu: Double, encode: Double)? { stages.busy }
 
     var rendererName: String { gpu?.rendererName ?? "no GPU stage" }
 
