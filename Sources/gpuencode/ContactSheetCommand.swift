@@ -30,8 +30,8 @@ struct ContactSheetCommand: ParsableCommand {
     @Option(name: .customLong("preset-dir"), help: ArgumentHelp("Also look for presets in this folder (repeatable).", valueName: "dir"))
     var presetDirs: [String] = []
 
-    @Option(help: ArgumentHelp("Time of the frame in seconds from the start (the first frame at or after it).", valueName: "seconds"))
-    var at: Double = 0
+    @Option(help: ArgumentHelp("Time of the frame in seconds from the start (the first frame at or after it). Default: 10% of the way into the video, a more typical frame than the first, which is often black (the first frame when the length is unknown).", valueName: "seconds"))
+    var at: Double?
 
     @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The sheet to write: .png or .jpg.", valueName: "file"))
     var output: String
@@ -57,7 +57,7 @@ struct ContactSheetCommand: ParsableCommand {
     var verbose = false
 
     func validate() throws {
-        guard Preview.timeRange.contains(at) else {
+        if let at, !Preview.timeRange.contains(at) {
             throw ValidationError("--at must be a time from 0 to \(roundedSeconds(Preview.timeRange.upperBound, places: 0)) seconds")
         }
         guard ImageIO.isImagePath(output) else { throw ValidationError("-o must name a .png or .jpg file") }

@@ -41,8 +41,8 @@ struct PreviewCommand: ParsableCommand {
 
     func library() throws -> PresetLibrary { PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed()) }
 
-    @Option(help: ArgumentHelp("Time of the frame in seconds from the start (the first frame at or after it).", valueName: "seconds"))
-    var at: Double = 0
+    @Option(help: ArgumentHelp("Time of the frame in seconds from the start (the first frame at or after it). Default: 10% of the way into the video, a more typical frame than the first, which is often black (the first frame when the length is unknown).", valueName: "seconds"))
+    var at: Double?
 
     @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The picture to write: .png or .jpg.", valueName: "file"))
     var output: String
@@ -62,7 +62,7 @@ struct PreviewCommand: ParsableCommand {
 
     func validate() throws {
         try comparison.validate(animate: false)
-        guard Preview.timeRange.contains(at) else {
+        if let at, !Preview.timeRange.contains(at) {
             throw ValidationError("--at must be a time from 0 to \(roundedSeconds(Preview.timeRange.upperBound, places: 0)) seconds")
         }
         guard ImageIO.isImagePath(output) else { throw ValidationError("-o must name a .png or .jpg file") }

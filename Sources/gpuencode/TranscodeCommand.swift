@@ -113,7 +113,7 @@ struct TranscodeCommand: ParsableCommand {
     @Flag(help: "Print each frame's measurements (averageColor filters) on stdout, one line per frame: frame=N time=SECONDS averageColor=R,G,B,A (0-1).")
     var stats = false
 
-    @Flag(name: .customLong("dry-run"), help: "Say what the transcode would do and write nothing: the input is opened and its streams mapped, the encoders opened, the GPU context made and the preset's filter chain compiled on it, so a problem a run would meet before its first frame exits with the run's code (66 bad input, 67 bad preset, 69 no GPU, 73 output exists...). The plan goes to stderr; with --json, as a document on stdout. No output file, no temporary.")
+    @Flag(name: .customLong("dry-run"), help: "Say what the transcode would do and write nothing: the input is opened and its streams mapped, the encoders opened, the GPU context made and the preset's filter chain compiled on it, so a problem a run would meet before its first frame exits with the run's code (66 bad input, 67 bad preset, 69 no GPU, 73 output exists...). The plan goes to stdout (with --json, the document does and the plan goes to stderr). No output file, no temporary.")
     var dryRun = false
 
     @Flag(help: "Print one JSON document on stdout when done: the input and its streams, what happens to each stream (encode, copy or drop, and why), the encode settings, the filters, the GPU, warnings, and the result (timings, frames, output size and bitrate). With --dry-run, what would be done. Also on failure, with the error and exit code. Human output stays on stderr. docs/json.md has the format.")
@@ -248,8 +248,13 @@ struct TranscodeCommand: ParsableCommand {
             if dryRun {
                 try Transcoder.plan(options)
                 let document = report!.document(status: "planned", exitCode: 0, error: nil)
-                fputs(PlanText.lines(document).map { "gpuencode: \($0)\n" }.joined(), stderr)
-                if json { print(JSONWriter.write(document), terminator: "") }
+                // The plan is the answer on stdout, as `batch --dry-run`'s; with --json the document is.
+                if json {
+                    fputs(PlanText.lines(document).map { "gpuencode: \($0)\n" }.joined(), stderr)
+                    print(JSONWriter.write(document), terminator: "")
+                } else {
+                    print(PlanText.lines(document).joined(separator: "\n"))
+                }
                 return
             }
             let summary = try Transcoder.run(options)

@@ -8,6 +8,18 @@ public enum Preview {
     /// range for the microsecond Int64 the seek takes.
     public static let timeRange: ClosedRange<Double> = 0...1e9
 
+    /// Where the frame is taken when no time is asked for: this fraction of the video's duration
+    /// into it. The first frame is often black (a fade in, a title, the README's contact sheet of
+    /// Big Buck Bunny gave near-black tiles), 10% in is usually the picture itself.
+    public static let representativeFraction = 0.1
+
+    /// The time of the frame shown when none is asked for: `representativeFraction` of `duration`
+    /// (0 when the container does not tell it).
+    public static func representativeTime(duration: Double?) -> Double {
+        guard let duration, duration.isFinite, duration > 0 else { return 0 }
+        return duration * representativeFraction
+    }
+
     public struct Result {
         public var image: RGBAImage
         /// The time of the frame shown (seconds from the start), nil for a still image.
@@ -15,7 +27,8 @@ public enum Preview {
         public var renderer: String
     }
 
-    public static func render(input path: String, preset: Preset, at seconds: Double = 0, gpu: GPUSelection = .auto) throws -> Result {
+    /// `seconds`: the frame's time; nil takes the representative frame (`representativeTime`).
+    public static func render(input path: String, preset: Preset, at seconds: Double? = nil, gpu: GPUSelection = .auto) throws -> Result {
         let session = try Session(input: path, at: seconds, gpu: gpu)
         return Result(image: try session.render(preset.filters, light: preset.light), time: session.time, renderer: session.renderer)
     }
@@ -41,11 +54,13 @@ public enum Preview {
         /// Frames rendered so far, so `frameIndex` keeps counting as in a transcode.
         private var renders = 0
 
-        public init(input path: String, at seconds: Double = 0, gpu: GPUSelection = .auto) throws {
+        /// `seconds`: the frame's time from the start; nil takes the frame `representativeFraction`
+        /// of the duration in (the first frame where the duration is unknown or that frame is not found).
+        public init(input path: String, at asked: Double? = nil, gpu: GPUSelection = .auto) throws {
             // Checked here as well as by the commands: the seek converts it to an Int64, which
             // traps on NaN, infinity or anything past 292,000 years.
-            guard Preview.timeRange.contains(seconds) else {
-                throw GPUEncodeError(.usage, "the time \(formatNumber(seconds)) s must be from 0 to \(formatNumber(Preview.timeRange.upperBound)) s")
+            if let asked, !Preview.timeRange.contains(asked) {
+                throw GPUEncodeError(.usage, "the time \(formatNumber(asked)) s must be from 0 to \(formatNumber(Preview.timeRange.upperBound)) s")
             }
             if ImageIO.isImagePath(path) {
                 let image = try ImageIO.read(path)
@@ -62,8 +77,15 @@ public enum Preview {
                 renderer = gl.renderer
                 return
             }
-            let input = try VideoSource(path: path, threads: 0)
-            guard let frame = try decodeFrame(input, at: seconds) else {
+            var input = try VideoSource(path: path, threads: 0)
+            let seconds = asked ?? Preview.representativeTime(duration: input.durationSeconds)
+            var found = try decodeFrame(input, at: seconds)
+            if found == nil && asked == nil && seconds > 0 {
+                // A duration longer than the frames (a container that overstates it): the first frame.
+                input = try VideoSource(path: path, threads: 0)
+                found = try decodeFrame(input, at: 0)
+            }
+            guard let frame = found else {
                 let length = input.durationSeconds.map { " (the video is \(roundedSeconds($0, places: 2)) s long)" } ?? ""
                 throw GPUEncodeError(.usage, path: path, "no video frame at or after \(seconds) s\(length)")
             }
