@@ -34,7 +34,8 @@ final class HighBitDepthTests: GPUEncodeTestCase {
             "-vf", "scale=out_color_matrix=bt709:out_range=tv,format=yuv444p10le", "-colorspace", "bt709", "-color_range", "tv",
             "-color_primaries", "bt709", "-color_trc", "bt709", "-c:v", "ffv1"])
         let png = scratch("ten.png")
-        let result = try gpuencode(["preview", input.path, "--preset", "identity", "-o", png.path])
+        // --at 0: the reference is the first frame (the default is 10% in).
+        let result = try gpuencode(["preview", input.path, "--preset", "identity", "--at", "0", "-o", png.path])
         XCTAssertEqual(result.status, ExitCode.ok, result.summary)
         guard result.status == ExitCode.ok else { return }
         let reference = scratch("ref.png")
