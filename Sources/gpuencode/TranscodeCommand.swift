@@ -27,6 +27,8 @@ struct TranscodeCommand: ParsableCommand {
           gpuencode in.mp4 out.mp4 --preset grayscale --bitrate 4M -y
           gpuencode in.mp4 cmp.mp4 --preset sepia --compare --split-animate
           gpuencode photo.jpg toned.png --preset toaster          (pictures too)
+          gpuencode in.mp4 out.mp4 --preset sepia --dry-run       (what it would do; nothing written)
+          gpuencode in.mp4 out.mp4 --json > job.json              (what it did, for scripts: docs/json.md)
 
         CODECS (--codec, or ffmpeg's -c:v with an encoder name):
           codec  encoder    crf scale (default)           containers
@@ -266,7 +268,10 @@ struct TranscodeCommand: ParsableCommand {
         } catch let error as GPUEncodeError {
             shared?.interruptLine()
             fputs("gpuencode: error: \(error.description)\n", stderr)
-            if json, let report { print(JSONWriter.write(report.document(status: "failed", exitCode: error.exitCode, error: error.description)), terminator: "") }
+            if json, let report {
+                let status = error.isInterruption ? "interrupted" : "failed"
+                print(JSONWriter.write(report.document(status: status, exitCode: error.exitCode, error: error.description)), terminator: "")
+            }
             throw ExitCode(error.exitCode)
         }
     }

@@ -73,11 +73,13 @@ public final class TranscodeReport: @unchecked Sendable {
             var m: [(String, JSONValue)] = [("version", .number(TranscodeReport.version)), ("dryRun", .bool(dryRun)),
                                             ("status", .string(status)), ("exitCode", .number(Int(exitCode))),
                                             ("error", error.map { .string($0) } ?? .null)]
-            m.append(("input", s.input ?? .object([("path", s.inputPath.map { .string($0) } ?? .null)])))
+            // Before the input is opened only the paths are known; before parsing, nothing.
+            m.append(("input", s.input ?? s.inputPath.map { .object([("path", .string($0))]) } ?? .null))
             let streams = s.streams.sorted { $0.order < $1.order }.map(\.value)
-            m.append(("output", .object([("path", s.outputPath.map { .string($0) } ?? .null),
-                                         ("container", s.outputContainer.map { .string($0) } ?? .null),
-                                         ("streams", s.input == nil ? .null : .array(streams))])))
+            m.append(("output", s.outputPath.map {
+                .object([("path", .string($0)), ("container", s.outputContainer.map { .string($0) } ?? .null),
+                         ("streams", s.input == nil ? .null : .array(streams))])
+            } ?? .null))
             m.append(("settings", s.settings.map { EncodeSetting.resolvedJSON($0, given: s.givenSettings) } ?? .null))
             if let preset = s.preset {
                 m.append(("preset", .object([("name", .string(preset.name)), ("origin", .string(preset.origin)),
