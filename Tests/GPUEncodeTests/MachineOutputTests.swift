@@ -135,6 +135,41 @@ final class MachineOutputTests: GPUEncodeTestCase {
         XCTAssertEqual(listing(out), before)
     }
 
+    /// A rotated phone clip: the input's rotation is ffprobe's (display matrix -180 → 180 clockwise);
+    /// through the GPU the output is upright (rotation 0) and, after the run, ffprobe finds no display
+    /// matrix; with --preset none there is no GPU stage (gpu null) and the rotation stays a flag, which
+    /// ffprobe finds on the output. The frame counts of a variable-rate clip match ffprobe's.
+    func testRotationAndTheGPUStageAgainstFFprobe() throws {
+        let input = try Paths.media("phone_h264_aac_vfr_rot180_2s.mp4")
+        let inputRotation = try XCTUnwrap(try Oracle.streams(input).first { $0.codecType == "video" }?.rotation)
+        for preset in ["sepia", "none"] {
+            let target = scratch("\(preset).mp4")
+            let result = try gpuencode([input.path, target.path, "--preset", preset, "--json"])
+            XCTAssertEqual(result.status, ExitCode.ok, result.summary)
+            let doc = try document(result)
+            let described = try XCTUnwrap((doc["input"] as? [String: Any])?["streams"] as? [[String: Any]])
+            let inVideo = try XCTUnwrap(described.first { $0["type"] as? String == "video" })
+            // ffprobe's rotation is counter-clockwise degrees (negative: clockwise); ours clockwise 0-359.
+            let expected = (360 - Int(inputRotation.rounded()) % 360) % 360
+            XCTAssertEqual(number(inVideo["rotation"]).map(Int.init), expected, "input rotation against ffprobe's \(inputRotation)")
+            let video = try XCTUnwrap(try outputStreams(doc).first { $0["type"] as? String == "video" })
+            let outRotation = try Oracle.streams(target).first { $0.codecType == "video" }?.rotation
+            if preset == "none" {
+                XCTAssertTrue(doc["gpu"] is NSNull, "no GPU stage: \(doc["gpu"] ?? "nil")")
+                XCTAssertEqual(video["gpu"] as? Bool, false)
+                XCTAssertEqual(number(video["rotation"]).map(Int.init), expected)
+                XCTAssertEqual(outRotation.map { Int($0.rounded()) }, Int(inputRotation.rounded()), "the flag is kept")
+            } else {
+                XCTAssertEqual(video["gpu"] as? Bool, true)
+                XCTAssertEqual(number(video["rotation"]), 0)
+                XCTAssertTrue(outRotation == nil || outRotation == 0, "turned upright, no display matrix: \(outRotation ?? 0)")
+            }
+            let r = try XCTUnwrap(doc["result"] as? [String: Any])
+            XCTAssertEqual(number(r["framesOut"]).map(Int.init), try decodedFrames(target), preset)
+            XCTAssertEqual(number(r["framesIn"]).map(Int.init), try decodedFrames(input), preset)
+        }
+    }
+
     /// "settings" comes from EncodeSetting.all (the same table as `presets show` and the schema):
     /// every key of the schema's encode settings is there, given values as given, defaults filled.
     func testSettingsMemberCoversEveryEncodeSetting() throws {
@@ -242,6 +277,14 @@ final class MachineOutputTests: GPUEncodeTestCase {
             let bitrate = try XCTUnwrap(number(r["outputBitrate"]))
             XCTAssertEqual(bitrate, size.doubleValue * 8 / duration, accuracy: 1, ext)
         }
+        // One frame per field: framesOut is what the encoder got (twice the decoder's), as ffprobe counts it.
+        let fields = scratch("fields.mkv")
+        let doubled = try gpuencode([input.path, fields.path, "--deinterlace", "field", "--json"])
+        XCTAssertEqual(doubled.status, ExitCode.ok, doubled.summary)
+        let r = try XCTUnwrap(try document(doubled)["result"] as? [String: Any])
+        XCTAssertEqual(number(r["framesIn"]).map(Int.init), inputFrames)
+        XCTAssertEqual(number(r["framesOut"]).map(Int.init), try decodedFrames(fields))
+        XCTAssertEqual(number(r["framesOut"]).map(Int.init), 2 * inputFrames)
     }
 
     /// A failed run with --json still prints a document (66 for an input that is not media), and a
