@@ -27,8 +27,8 @@ struct TranscodeCommand: ParsableCommand {
           gpuencode in.mp4 out.mp4 --preset grayscale --bitrate 4M -y
           gpuencode in.mp4 cmp.mp4 --preset sepia --compare --split-animate
           gpuencode photo.jpg toned.png --preset toaster          (pictures too)
-          gpuencode in.mp4 out.mp4 --preset sepia --dry-run       (what it would do; nothing written)
-          gpuencode in.mp4 out.mp4 --json > job.json              (what it did, for scripts: docs/json.md)
+          gpuencode in.mp4 out.mp4 --dry-run          (the plan; writes nothing)
+          gpuencode in.mp4 out.mp4 --json > job.json  (what was done: docs/json.md)
 
         CODECS (--codec, or ffmpeg's -c:v with an encoder name):
           codec  encoder    crf scale (default)           containers
