@@ -195,11 +195,13 @@ struct TranscodeCommand: ParsableCommand {
             let settings = try EncodeOverrides.resolve([EncodeLayer(try encode.overrides(threadsMayBeAuto: true), from: .commandLine),
                                                         EncodeLayer(base.encode, from: .preset(base.origin))],
                                                        output: output)
+            report?.given(try encode.overrides(threadsMayBeAuto: true).over(base.encode))
             let picture = ImageIO.isImagePath(output!)
             if !picture {
                 var check = TranscodeOptions(input: input!, output: output!, preset: base)
                 check.overwrite = overwrite
                 check.encoder = settings
+                report?.describe(check)
                 try Transcoder.checkOutput(check)
             }
             var duration: Double? = nil

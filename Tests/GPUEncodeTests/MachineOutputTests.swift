@@ -225,6 +225,8 @@ final class MachineOutputTests: GPUEncodeTestCase {
             XCTAssertEqual(doc["status"] as? String, "failed", name)
             XCTAssertEqual(number(doc["exitCode"]).map { Int32($0) }, code, name)
             XCTAssertTrue((doc["error"] as? String ?? "").contains(culprit), "\(name): \(doc["error"] ?? "")")
+            // What was known when it failed is there: the settings once the preset loaded.
+            XCTAssertEqual(doc["settings"] is NSNull, name == "unknown preset", "\(name): settings \(doc["settings"] ?? "nil")")
             let plain = try gpuencode(arguments + ["--dry-run"])
             assertCleanFailure(plain, exitCodes: [code], mentioning: [culprit], outputDirectory: out, before: before)
             XCTAssertEqual(plain.stdout, "", "\(name): a failed dry run without --json prints nothing on stdout")

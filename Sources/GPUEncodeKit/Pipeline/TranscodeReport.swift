@@ -40,7 +40,8 @@ public final class TranscodeReport: @unchecked Sendable {
 
     public func warning(_ message: String) { state.withLock { $0.warnings.append(message) } }
 
-    func describe(_ options: TranscodeOptions) {
+    /// The run's settings and preset (the job calls it again when it changes the codec for kept HDR).
+    public func describe(_ options: TranscodeOptions) {
         state.withLock {
             $0.settings = options.encoder
             $0.preset = options.preset

@@ -5,6 +5,8 @@
 /// hand-off: input stream → encoder → output stream).
 public enum Transcoder {
     public static func run(_ options: TranscodeOptions) throws -> TranscodeSummary {
+        // The settings and filters are known before anything can fail (the job updates them).
+        options.report?.describe(options)
         try checkOutput(options)
         let started = monotonicSeconds()
         let run = RunState(output: options.output, shouldStop: options.shouldStop)
@@ -41,6 +43,7 @@ public enum Transcoder {
     /// chain compiled on it), so a dry run fails with the code the run would have; no output file,
     /// temporary or stale-temporary cleanup. What was found goes to `options.report`.
     public static func plan(_ options: TranscodeOptions) throws {
+        options.report?.describe(options)
         try checkOutput(options)
         let run = RunState(output: options.output, shouldStop: options.shouldStop)
         let job = try TranscodeJob(options, run: run, planOnly: true)
