@@ -242,11 +242,14 @@ public final class BatchProgress: BatchObserver, @unchecked Sendable {
             parts.append(("\(format(figures.fps, 1)) fps", 3))
             if let b = r.sample.bytes { parts.append((byteSize(b), 2)) }
             if let eta = figures.eta { parts.append(("ETA \(clock(eta))", 4)) }
-            // A long name is shortened from the front (the end tells files apart) before parts go.
-            let others = parts.enumerated().filter { $0.offset != 1 }.map { $0.element.text.count + 1 }.reduce(0, +)
-            let room = width - 1 - others
-            if name.count > room { parts[1].text = room >= 8 ? "…" + name.suffix(room - 1) : "…" + name.suffix(7) }
-            lines.append(fitLine(parts, columns: width))
+            // The parts that fit with the name at its shortest (8 characters), then the name as
+            // long as the room left allows, shortened from the front (the end tells files apart).
+            var shortest = parts
+            if name.count > 8 { shortest[1].text = "…" + name.suffix(7) }
+            let kept = fitParts(shortest, columns: width)
+            let room = width - 1 - kept.filter { $0 != 1 }.map { parts[$0].text.count + 1 }.reduce(0, +)
+            if name.count > room { parts[1].text = "…" + name.suffix(max(7, room - 1)) }
+            lines.append(fitText(kept.map { parts[$0].text }.joined(separator: " "), columns: width))
         }
         let batch = estimate(now: now)
         var counts = "\(done)/\(totalJobs) done"

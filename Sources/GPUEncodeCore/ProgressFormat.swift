@@ -148,13 +148,19 @@ package struct ProgressFigures {
 /// characters; a part too long even alone is cut.
 package func fitLine(_ parts: [(text: String, keep: Int)], columns: Int) -> String {
     let limit = max(1, columns - 1)
-    var kept = parts
-    while kept.count > 1 && kept.map({ $0.text.count }).reduce(-1, { $0 + $1 + 1 }) > limit {
-        let drop = kept.indices.min { kept[$0].keep < kept[$1].keep }!
+    let line = fitParts(parts, columns: columns).map { parts[$0].text }.joined(separator: " ")
+    return line.count > limit ? String(line.prefix(limit)) : line
+}
+
+/// The indices of the parts `fitLine` keeps, in order.
+package func fitParts(_ parts: [(text: String, keep: Int)], columns: Int) -> [Int] {
+    let limit = max(1, columns - 1)
+    var kept = Array(parts.indices)
+    while kept.count > 1 && kept.map({ parts[$0].text.count }).reduce(-1, { $0 + $1 + 1 }) > limit {
+        let drop = kept.indices.min { parts[kept[$0]].keep < parts[kept[$1]].keep }!
         kept.remove(at: drop)
     }
-    let line = kept.map(\.text).joined(separator: " ")
-    return line.count > limit ? String(line.prefix(limit)) : line
+    return kept
 }
 
 /// `text` cut to fit `columns - 1` characters, with an ellipsis where it was cut.

@@ -228,7 +228,8 @@ struct BatchCommand: ParsableCommand {
 
         let style = self.style
         let stream = try progressOptions.openStream(overwrite: false)
-        let display = BatchProgress(style: style, totalJobs: jobs.count, stream: stream, columns: ProgressOptions.columns)
+        let display = BatchProgress(style: style, totalJobs: jobs.count, stream: stream, statsPeriod: progressOptions.statsPeriod,
+                                    columns: ProgressOptions.columns)
         let verbose = self.verbose
         let shown = BatchShown(display: display, verbose: verbose)
         options.log = { level, message in shown.message(nil, level: level, message) }

@@ -16,6 +16,10 @@ struct ProgressOptions: ParsableArguments {
         valueName: "FILE|pipe:1|pipe:2"), completion: .file())
     var progressURL: String?
 
+    @Option(name: [.customLong("stats-period"), .customLong("stats_period", withSingleDash: true)], help: ArgumentHelp(
+        "Seconds between two --progress-url blocks (ffmpeg's -stats_period; default 0.5).", valueName: "seconds"))
+    var statsPeriod: Double = 0.5
+
     @Flag(name: .shortAndLong, help: "No progress and no final line on stderr; warnings and errors are still printed.")
     var quiet = false
 
@@ -33,6 +37,7 @@ struct ProgressOptions: ParsableArguments {
         if quiet && asked != .auto && asked != .none {
             throw ValidationError("-q/--quiet and --progress \(progress) contradict each other")
         }
+        guard statsPeriod.isFinite, statsPeriod > 0, statsPeriod <= 3600 else { throw ValidationError("--stats-period must be more than 0 and at most 3600 seconds") }
         if let url = progressURL, url.isEmpty { throw ValidationError("--progress-url needs FILE, pipe:1 or pipe:2") }
     }
 

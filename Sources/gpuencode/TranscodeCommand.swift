@@ -212,7 +212,7 @@ struct TranscodeCommand: ParsableCommand {
                 throw GPUEncodeError(.usage, path: url, "is the input or output file; write the progress to another file")
             }
             if let stream = try progressOptions.openStream(overwrite: overwrite) {
-                reporter = ProgressReporter(style: style, stream: stream, columns: ProgressOptions.columns)
+                reporter = ProgressReporter(style: style, stream: stream, statsPeriod: progressOptions.statsPeriod, columns: ProgressOptions.columns)
             }
             options.progress = reporter
             if stats {
