@@ -7,20 +7,20 @@ import Glibc
 /// `batch` (docs/ci.md describes the formats exactly).
 struct ProgressOptions: ParsableArguments {
     @Option(name: .customLong("progress"), help: ArgumentHelp(
-        "Progress on stderr: auto (the default: a line redrawn in place on a terminal; off a terminal nothing for a transcode, JSON lines for batch), terminal, json (one JSON object per line; warnings and errors are events too), kv (a `progress key=value ...` line a second) or none. docs/ci.md lists the keys.",
+        "Progress on stderr. auto: a line redrawn in place on a terminal; off a terminal nothing for a transcode, JSON lines for batch. terminal: that line anyway, fitted to the width. json: one JSON object per line, warnings and errors too. kv: a `progress key=value ...` line a second. none. docs/ci.md lists every key.",
         valueName: "auto|terminal|json|kv|none"), completion: .list(ProgressStyle.allCases.map(\.rawValue)))
     var progress: String = "auto"
 
     @Option(name: [.customLong("progress-url"), .customLong("progress", withSingleDash: true)], help: ArgumentHelp(
-        "Also write ffmpeg's -progress blocks (frame, fps, bitrate, total_size, out_time_us, out_time, speed, ..., progress=continue|end) every 0.5 s to FILE, pipe:1 (stdout) or pipe:2 (stderr). A FIFO or device is written as it is; a symbolic link is refused; an existing file is replaced only with -y.",
+        "Also write ffmpeg's -progress blocks (frame, fps, bitrate, total_size, out_time_us, out_time, speed, ..., progress=continue|end) to FILE, pipe:1 (stdout) or pipe:2 (stderr), every --stats-period seconds. A FIFO or device is written as it is; a symbolic link is refused; an existing file is replaced only with -y.",
         valueName: "FILE|pipe:1|pipe:2"), completion: .file())
     var progressURL: String?
 
     @Option(name: [.customLong("stats-period"), .customLong("stats_period", withSingleDash: true)], help: ArgumentHelp(
-        "Seconds between two --progress-url blocks (ffmpeg's -stats_period; default 0.5).", valueName: "seconds"))
+        "Seconds between two --progress-url blocks (ffmpeg's -stats_period).", valueName: "seconds"))
     var statsPeriod: Double = 0.5
 
-    @Flag(name: .shortAndLong, help: "No progress and no final line on stderr; warnings and errors are still printed.")
+    @Flag(name: .shortAndLong, help: "Quiet: no progress and no final line (a batch: no summary) on stderr; warnings and errors are still printed.")
     var quiet = false
 
     /// The spelling before issue 14 (`--no-progress`), kept as `--progress none`.

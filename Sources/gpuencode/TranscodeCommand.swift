@@ -27,6 +27,7 @@ struct TranscodeCommand: ParsableCommand {
           gpuencode in.mp4 out.mp4 --preset grayscale --bitrate 4M -y
           gpuencode in.mp4 cmp.mp4 --preset sepia --compare --split-animate
           gpuencode photo.jpg toned.png --preset toaster          (pictures too)
+          gpuencode in.mp4 out.mp4 -q -progress pipe:1            (ffmpeg's progress blocks for a script)
 
         CODECS (--codec, or ffmpeg's -c:v with an encoder name):
           codec  encoder    crf scale (default)           containers
