@@ -541,6 +541,24 @@ final class BatchProgressTests: BatchTestCase {
         assertCleanFailure(dry, exitCodes: [ExitCode.usage], mentioning: ["--dry-run", "pipe:1"])
     }
 
+    /// On a 40-column terminal every line of the live block (job lines with a long file name, the
+    /// total bar) fits in 39 characters, so the cursor-up redraw never meets a wrapped line.
+    func testNarrowTerminalBlockFits() throws {
+        let long = "a-very-long-clip-name-that-does-not-fit-in-forty-columns.mp4"
+        let dir = try clips([long, "b.mp4"], in: "in", seconds: 1)
+        let r = try ProgressTests.onTerminal(columns: 40, [try Paths.gpuencode(), "batch", dir.path, "--out-dir", scratch("out").path,
+                                                           "--x264-preset", "ultrafast", "--jobs", "2"], environment: BatchTestCase.quietCI)
+        XCTAssertEqual(r.status, 0, r.summary + r.stdout)
+        let plain = r.stdout.replacingOccurrences(of: "\u{1B}\\[[0-9]*[A-Za-z]", with: "", options: .regularExpression)
+            .replacingOccurrences(of: "\r\n", with: "\n")
+        let lines = plain.split(whereSeparator: { $0 == "\r" || $0 == "\n" }).map(String.init)
+        let block = lines.filter { $0.hasPrefix("  [") || $0.hasPrefix("[") }
+        XCTAssertTrue(block.contains { $0.contains("…") && $0.contains("columns.mp4") }, "the long name is shortened from the front: \(block)")
+        XCTAssertTrue(block.contains { $0.hasPrefix("[") && $0.contains("2/2 done") }, "\(block)")
+        for line in block { XCTAssertLessThanOrEqual(line.count, 39, "wider than the terminal: \(line)") }
+        XCTAssertTrue(lines.last?.hasPrefix("gpuencode: batch: 2 ok") == true, "\(lines.last ?? "")")
+    }
+
     func testKVLinesParse() throws {
         let dir = try clips(["a.mp4", "b.mp4"], in: "in")
         let r = try batch([dir.path, "--out-dir", scratch("out").path, "--progress", "kv", "--x264-preset", "ultrafast"])

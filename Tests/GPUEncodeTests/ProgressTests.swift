@@ -85,6 +85,14 @@ final class ProgressTests: GPUEncodeTestCase {
         let us = Double(value(last, "out_time_us") ?? "") ?? -1
         let duration = try XCTUnwrap(Oracle.frameTimes(output).last) + 1.0 / 25
         XCTAssertEqual(us / 1e6, duration, accuracy: 0.001, "out_time at the end is the video's end (ffprobe: \(duration) s)")
+        // Matroska too: the end block's frame and total_size are ffprobe's count and the file's size.
+        let mkv = scratch("out.mkv")
+        let m = try gpuencode([input.path, mkv.path, "-q", "-progress", "pipe:1"] + Self.fast)
+        XCTAssertEqual(m.status, 0, m.summary)
+        let mkvEnd = try XCTUnwrap(progressBlocks(m.stdout).last, m.stdout)
+        XCTAssertEqual(value(mkvEnd, "progress"), "end")
+        XCTAssertEqual(value(mkvEnd, "frame").flatMap { Int($0) }, try Oracle.frameTimes(mkv).count)
+        XCTAssertEqual(value(mkvEnd, "total_size").flatMap { Int($0) }, try fileSize(mkv))
         var previous = -1
         for block in blocks {
             let f = Int(value(block, "frame") ?? "") ?? -2
@@ -171,6 +179,10 @@ final class ProgressTests: GPUEncodeTestCase {
         XCTAssertEqual(r.status, 0, r.summary)
         XCTAssertEqual(r.stderrLines.count, 1, r.stderr)
         XCTAssertTrue(r.stderr.hasPrefix("gpuencode: warning: ") && r.stderr.contains("10-bit"), r.stderr)
+        // The old spelling --no-progress still works: no progress, the final line.
+        let old = try gpuencode([input.path, scratch("o3.mp4").path, "--no-progress"] + Self.fast)
+        XCTAssertEqual(old.status, 0, old.summary)
+        XCTAssertEqual(old.stderrLines.filter { $0.hasPrefix("gpuencode: wrote ") }.count, 1, old.stderr)
         let clash = try gpuencode([input.path, scratch("o2.mp4").path, "-q", "--progress", "json"])
         assertCleanFailure(clash, exitCodes: [ExitCode.usage], mentioning: ["-q", "--progress json"])
     }
@@ -229,15 +241,17 @@ final class ProgressTests: GPUEncodeTestCase {
         assertCleanFailure(stdoutTwice, exitCodes: [ExitCode.usage], mentioning: ["pipe:1", "--stats"])
     }
 
-    /// On a 40-column terminal (a pty, `stty cols 40`) every redraw of the line fits in 39
-    /// characters, and the last says 100%; the final line follows it.
-    func testNarrowTerminalRedrawFits() throws {
-        let input = try clip("in.mp4", seconds: 2)
-        let script = """
+    /// Runs `arguments` on a pty of `columns` columns (python3's pty module, `stty cols`); its
+    /// terminal output comes back on stdout.
+    static func onTerminal(columns: Int, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
+        try Oracle.run("python3", ["-c", ptyScript.replacingOccurrences(of: "COLS", with: String(columns))] + arguments, environment: environment)
+    }
+
+    static let ptyScript = """
         import os, pty, sys, select
         pid, fd = pty.fork()
         if pid == 0:
-            os.execvp("sh", ["sh", "-c", 'stty cols 40 rows 24; exec "$@"', "sh"] + sys.argv[1:])
+            os.execvp("sh", ["sh", "-c", 'stty cols COLS rows 24; exec "$@"', "sh"] + sys.argv[1:])
         out = b""
         while True:
             try:
@@ -252,7 +266,12 @@ final class ProgressTests: GPUEncodeTestCase {
         sys.stdout.write(out.decode("utf-8", "replace"))
         sys.exit(os.WEXITSTATUS(status))
         """
-        let r = try Oracle.run("python3", ["-c", script, try Paths.gpuencode(), input.path, scratch("out.mp4").path] + Self.fast)
+
+    /// On a 40-column terminal (a pty, `stty cols 40`) every redraw of the line fits in 39
+    /// characters, and the last says 100%; the final line follows it.
+    func testNarrowTerminalRedrawFits() throws {
+        let input = try clip("in.mp4", seconds: 2)
+        let r = try Self.onTerminal(columns: 40, [try Paths.gpuencode(), input.path, scratch("out.mp4").path] + Self.fast)
         XCTAssertEqual(r.status, 0, r.summary + r.stdout)
         let segments = r.stdout.replacingOccurrences(of: "\r\n", with: "\n").split(whereSeparator: { $0 == "\r" || $0 == "\n" })
             .map { $0.replacingOccurrences(of: "\u{1B}[K", with: "") }
