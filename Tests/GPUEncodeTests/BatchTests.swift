@@ -559,6 +559,20 @@ final class BatchProgressTests: BatchTestCase {
         XCTAssertTrue(lines.last?.hasPrefix("gpuencode: batch: 2 ok") == true, "\(lines.last ?? "")")
     }
 
+    /// Three 0.4 s clips, then a 6 s one (--jobs 1, name order): when the long one starts the batch
+    /// is 1.2 s of 7.2 s of media done, about 17%, not 3 of 4 jobs (75%) as the job count said.
+    func testBatchShareWeighsJobsByDuration() throws {
+        let dir = try clips(["a.mp4", "b.mp4", "c.mp4"], in: "in", seconds: 0.4)
+        try Oracle.makeClip(dir.appendingPathComponent("z.mp4"), seconds: 6, size: "160x120")
+        let r = try batch([dir.path, "--out-dir", scratch("out").path, "--jobs", "1", "--progress", "json", "--x264-preset", "ultrafast"])
+        XCTAssertEqual(r.status, 0, r.summary)
+        let events = r.stderrLines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let first = try XCTUnwrap(events.first { $0["event"] as? String == "progress" && $0["job"] as? Int == 3 }, r.stderr)
+        let share = try XCTUnwrap(first["batchPercent"] as? Double ?? (first["batchPercent"] as? Int).map(Double.init), "\(first)")
+        let expected = (1.2 + (first["time"] as? Double ?? 0)) / 7.2 * 100
+        XCTAssertEqual(share, expected, accuracy: 3, "batchPercent \(share) at the long job's start; by media \(expected), by job count 75")
+    }
+
     func testKVLinesParse() throws {
         let dir = try clips(["a.mp4", "b.mp4"], in: "in")
         let r = try batch([dir.path, "--out-dir", scratch("out").path, "--progress", "kv", "--x264-preset", "ultrafast"])
