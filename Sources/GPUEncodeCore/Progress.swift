@@ -115,13 +115,6 @@ public final class ProgressReporter: @unchecked Sendable {
         }
     }
 
-    /// Ends a half-written terminal line before something else is printed.
-    public func interruptLine() {
-        locked {
-            if printedTerminalLine { fputs("\n", stderr); printedTerminalLine = false }
-        }
-    }
-
     /// Whether the style writes JSON lines (then every stderr line must be one).
     public var isJSON: Bool { style == .json }
 }
