@@ -227,7 +227,9 @@ struct BatchCommand: ParsableCommand {
         for path in [report, junit].compactMap({ $0 }) { try checkWritable(path) }
 
         let style = self.style
-        let stream = try progressOptions.openStream(overwrite: false)
+        // Replaced like the reports (batch has no -y: a rerun's progress is the new run's); never
+        // through a symlink, and FIFOs and devices as they are.
+        let stream = try progressOptions.openStream(overwrite: true)
         let display = BatchProgress(style: style, totalJobs: jobs.count, stream: stream, statsPeriod: progressOptions.statsPeriod,
                                     columns: ProgressOptions.columns)
         let verbose = self.verbose

@@ -12,7 +12,7 @@ struct ProgressOptions: ParsableArguments {
     var progress: String = "auto"
 
     @Option(name: [.customLong("progress-url"), .customLong("progress", withSingleDash: true)], help: ArgumentHelp(
-        "Also write ffmpeg's -progress blocks (frame, fps, bitrate, total_size, out_time_us, out_time, speed, ..., progress=continue|end) to FILE, pipe:1 (stdout) or pipe:2 (stderr), every --stats-period seconds. A FIFO or device is written as it is; a symbolic link is refused; an existing file is replaced only with -y.",
+        "Also write ffmpeg's -progress blocks (frame, fps, bitrate, total_size, out_time_us, out_time, speed, ..., progress=continue|end) to FILE, pipe:1 (stdout) or pipe:2 (stderr), every --stats-period seconds. A FIFO or device is written as it is; a symbolic link is refused; an existing file is replaced only with -y (by batch always, as its reports are).",
         valueName: "FILE|pipe:1|pipe:2"), completion: .file())
     var progressURL: String?
 
