@@ -17,7 +17,8 @@ package struct BatchETA: Equatable {
     /// neither); `elapsed`: wall seconds since the batch started.
     package static func estimate(finished: [Double], running: [(position: Double, total: Double?)], notStarted: Int,
                                  elapsed: Double) -> BatchETA {
-        let known = finished + running.compactMap { $0.total.flatMap { $0 > 0 ? $0 : nil } }
+        // A job that failed before any frame (0 s) says nothing about how long jobs are.
+        let known = finished.filter { $0 > 0 } + running.compactMap { $0.total.flatMap { $0 > 0 ? $0 : nil } }
         let mean = known.isEmpty ? 0 : known.reduce(0, +) / Double(known.count)
         var total = finished.reduce(0, +)
         var done = total

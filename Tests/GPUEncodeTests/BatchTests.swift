@@ -537,6 +537,20 @@ final class BatchProgressTests: BatchTestCase {
         for key in ["fps", "bitrate", "total_size", "out_time_us", "out_time_ms", "out_time", "dup_frames", "drop_frames", "speed"] {
             XCTAssertNotNil(value(last, key), "\(key) missing")
         }
+        // A file: replaced as the reports are (batch has no -y), a symlink refused (73), its target untouched.
+        let file = scratch("p.txt")
+        try Data("old\n".utf8).write(to: file)
+        let toFile = try batch([dir.path, "--out-dir", scratch("out2").path, "--progress-url", file.path, "-q", "--x264-preset", "ultrafast"])
+        XCTAssertEqual(toFile.status, 0, toFile.summary)
+        XCTAssertEqual(progressBlocks(try String(contentsOf: file, encoding: .utf8)).last.flatMap { value($0, "progress") }, "end")
+        let victim = scratch("victim.txt"), link = scratch("link.txt")
+        try Data("victim\n".utf8).write(to: victim)
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: victim.path)
+        let viaLink = try batch([dir.path, "--out-dir", scratch("out3").path, "--progress-url", link.path, "--progress", "none"])
+        assertCleanFailure(viaLink, exitCodes: [ExitCode.cannotCreate], mentioning: [link.path, "symbolic link"])
+        XCTAssertEqual(try String(contentsOf: victim, encoding: .utf8), "victim\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch("out3").appendingPathComponent("a.mp4").path), "nothing ran")
+
         let dry = try batch([dir.path, "--out-dir", out.path, "--dry-run", "-progress", "pipe:1"])
         assertCleanFailure(dry, exitCodes: [ExitCode.usage], mentioning: ["--dry-run", "pipe:1"])
     }
