@@ -280,6 +280,14 @@ final class ProgressTests: GPUEncodeTestCase {
         for line in redraws { XCTAssertLessThanOrEqual(line.count, 39, "wider than the terminal: \(line)") }
         XCTAssertTrue(redraws.last?.contains("100.0%") == true, "\(redraws.last ?? "")")
         XCTAssertTrue(segments.last?.hasPrefix("gpuencode: wrote ") == true, "\(segments.last ?? "")")
+
+        // Off a terminal (no TIOCGWINSZ) --progress terminal takes the width from $COLUMNS.
+        let piped = try gpuencode([input.path, scratch("piped.mp4").path, "--progress", "terminal"] + Self.fast, environment: ["COLUMNS": "30"])
+        XCTAssertEqual(piped.status, 0, piped.summary)
+        let pipedRedraws = piped.stderr.split(whereSeparator: { $0 == "\r" || $0 == "\n" })
+            .map { $0.replacingOccurrences(of: "\u{1B}[K", with: "") }.filter { $0.hasPrefix("frame=") }
+        XCTAssertFalse(pipedRedraws.isEmpty, piped.stderr)
+        for line in pipedRedraws { XCTAssertLessThanOrEqual(line.count, 29, "wider than COLUMNS=30: \(line)") }
     }
 }
 
