@@ -6,6 +6,8 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 
 static volatile sig_atomic_t interrupt_signal = 0;
 
@@ -53,4 +55,18 @@ int gpuencode_rename_noreplace(const char *from, const char *to) {
     if (link(from, to) != 0) return -errno;
     if (unlink(from) != 0) return -errno;
     return 0;
+}
+
+int gpuencode_terminal_columns(int fd) {
+    struct winsize ws;
+    if (ioctl(fd, TIOCGWINSZ, &ws) != 0) return 0;
+    return ws.ws_col;
+}
+
+int gpuencode_open_for_writing(const char *path, int create, int truncate) {
+    int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
+    if (create) flags |= O_CREAT | O_EXCL;
+    if (truncate) flags |= O_TRUNC;
+    int fd = open(path, flags, 0666);
+    return fd >= 0 ? fd : -errno;
 }

@@ -21,6 +21,8 @@ public struct JobResult: Sendable {
     public var renderer: String?
     /// The worker (1 ... --jobs) that ran it.
     public var worker: Int?
+    /// The job's warnings, one line each (as printed).
+    public var warnings: [String] = []
 
     public init(job: BatchJob, status: JobStatus, reason: String? = nil) {
         self.job = job
@@ -57,6 +59,7 @@ public struct JobResult: Sendable {
             ("outputBitrate", .num(outputFacts?.bitrate.map { $0.rounded() })),
             ("renderer", .str(renderer)),
             ("worker", .int(worker)),
+            ("warnings", .arr(warnings.map { .str($0) })),
         ])
     }
 }
@@ -96,7 +99,9 @@ public enum BatchReport {
         var frames = 0
         var bytes = 0.0
         var jobSeconds = 0.0
+        var warnings = 0
         for j in jobs {
+            if let list = j["warnings"], let items = list.arrayValue { warnings += items.count }
             if let s = j["status"]?.stringValue.flatMap(JobStatus.init(rawValue:)) { counts[s, default: 0] += 1 }
             if j["status"]?.stringValue == "ok" {
                 // A report is read back from disk: its numbers are checked, not trusted to fit.
@@ -117,6 +122,7 @@ public enum BatchReport {
             ("jobSeconds", .num(rounded(jobSeconds, 3))),
             ("wallSeconds", .num(wallSeconds.map { rounded($0, 3) })),
             ("filesPerMinute", .num(filesPerMinute)),
+            ("warnings", .int(warnings)),
         ])
     }
 
@@ -154,7 +160,13 @@ public enum BatchReport {
             guard let v = j[key], !v.isNull else { continue }
             details.append("\(key)=\(JSONWriter.scalar(v) ?? "")")
         }
-        let systemOut = details.isEmpty ? "" : "\n      <system-out>\(xmlEscape(details.joined(separator: " ")))</system-out>"
+        var systemOut = details.isEmpty ? "" : "\n      <system-out>\(xmlEscape(details.joined(separator: " ")))</system-out>"
+        // Warnings in <system-err>, where JUnit readers (Jenkins, GitLab) show a test's stderr.
+        var warnings: [String] = []
+        if let list = j["warnings"], let items = list.arrayValue {
+            for item in items { if let text = item.stringValue { warnings.append(text) } }
+        }
+        if !warnings.isEmpty { systemOut += "\n      <system-err>\(xmlEscape(warnings.joined(separator: "\n")))</system-err>" }
         let status = text(j, "status") ?? "ok"
         switch status {
         case "failed":

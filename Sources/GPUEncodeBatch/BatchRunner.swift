@@ -5,7 +5,9 @@ import GPUEncodeKit
 /// Receives what happens to the jobs, from the worker threads (implementations lock themselves).
 public protocol BatchObserver: AnyObject, Sendable {
     func jobStarted(_ job: BatchJob, worker: Int, reason: String)
-    func jobProgress(_ job: BatchJob, worker: Int, frames: Int, position: Double, total: Double?)
+    func jobProgress(_ job: BatchJob, worker: Int, progress: EncodeProgress)
+    /// A warning (or, with -v, a note) of a job, or of the batch when `job` is nil.
+    func message(_ job: BatchJob?, level: LogLevel, _ text: String)
     func jobEnded(_ result: JobResult)
 }
 
@@ -150,6 +152,7 @@ public final class BatchRunner: @unchecked Sendable {
             result.reason = reason
         }
         observer?.jobStarted(job, worker: worker, reason: result.reason ?? "")
+        let warnings = Locked<[String]>([])
         result.inputFacts = MediaFacts.probe(job.input)
         do {
             try makeDirectories(splitPath(job.output).dir)
@@ -164,16 +167,27 @@ public final class BatchRunner: @unchecked Sendable {
             o.renderPath = options.renderPath
             let log = options.log
             let input = job.input
-            o.log = { level, message in log(level, message.hasPrefix(input) ? message : "\(input): \(message)") }
             let observer = self.observer
-            o.onFrame = { frames, position, total in observer?.jobProgress(job, worker: worker, frames: frames, position: position, total: total) }
+            // A job's warnings go to the display with the job they belong to (a JSON event names it)
+            // and into its result, so the reports carry them too.
+            o.log = { level, message in
+                let line = message.hasPrefix(input) ? message : "\(input): \(message)"
+                if level == .warning { warnings.withLock { $0.append(line) } }
+                if let observer { observer.message(job, level: level, line) } else { log(level, line) }
+            }
+            o.onFrame = { progress in observer?.jobProgress(job, worker: worker, progress: progress) }
             let stop = self.stop
             o.shouldStop = { stop.withLock { $0 } }
             // With --hash the digest is taken before the run, so a file that changes while it is
             // read is redone next time rather than trusted.
             if options.resume.hash && contentHash == nil { contentHash = try FNV1a64.file(job.input) }
             let stampBefore = FileStamp(job.input)
-            let summary = try Transcoder.run(o)
+            let summary: TranscodeSummary
+            do { summary = try Transcoder.run(o) } catch {
+                result.warnings = warnings.withLock { $0 }
+                throw error
+            }
+            result.warnings = warnings.withLock { $0 }
             result.status = .ok
             result.exitCode = 0
             result.framesOut = summary.frames

@@ -1,53 +1,122 @@
 import Glibc
 
-/// Reports frames, speed, percent and ETA on stderr: a self-overwriting line on a terminal,
-/// one `key=value` line per second otherwise (for CI logs and scripts).
+/// A transcode's progress: on stderr in the chosen style (a line redrawn in place on a terminal,
+/// `progress key=value` lines, or JSON events), and as ffmpeg's `-progress` blocks to a
+/// ProgressStream. The pipeline calls `update` with each packet out of the encoder; the command calls
+/// `finish` once the output is in place. In the JSON style warnings and errors are events too, so
+/// every stderr line parses.
 public final class ProgressReporter: @unchecked Sendable {
-    public enum Style: Sendable { case terminal, lines }
-
-    private let style: Style
+    private let style: ProgressStyle
+    private let stream: ProgressStream?
+    private let columns: @Sendable () -> Int
+    private let statsPeriod: Double
     private let start = monotonicSeconds()
-    private var lastPrint = 0.0
+    private var lastDisplay = -Double.infinity
+    private var lastBlock: Double
+    private var last = EncodeProgress(frames: 0, position: 0, total: nil)
     private var printedTerminalLine = false
+    private var mutex = pthread_mutex_t()
 
-    public init(style: Style) {
+    /// `style`: terminal, json, kv or none (auto resolved by the caller). `columns`: the terminal's
+    /// width now (asked at every redraw, so a resized window is followed). `statsPeriod`: seconds
+    /// between two blocks on `stream` (ffmpeg's -stats_period, 0.5 s by default).
+    public init(style: ProgressStyle, stream: ProgressStream? = nil, statsPeriod: Double = 0.5, columns: @escaping @Sendable () -> Int = { 80 }) {
         self.style = style
+        self.stream = stream
+        self.columns = columns
+        self.statsPeriod = statsPeriod
+        lastBlock = start
+        pthread_mutex_init(&mutex, nil)
     }
 
-    /// `position` and `total` are seconds of media (total nil when unknown).
-    package func update(frames: Int, position: Double, total: Double?, final: Bool = false) {
-        let now = monotonicSeconds()
-        let interval = style == .terminal ? 0.25 : 1.0
-        guard final || now - lastPrint >= interval else { return }
-        lastPrint = now
-        let elapsed = max(now - start, 1e-6)
-        let fps = Double(frames) / elapsed
-        var fraction: Double?
-        if let total, total > 0 { fraction = min(max(position / total, 0), 1) }
-        if final { fraction = 1 }
-        var eta: Double?
-        if let f = fraction, f > 0.001 { eta = elapsed * (1 - f) / f }
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    private func locked<R>(_ body: () -> R) -> R {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return body()
+    }
+
+    /// The latest sample from the encoder; shown when the style's interval has passed.
+    package func update(_ sample: EncodeProgress) {
+        locked {
+            last = sample
+            let now = monotonicSeconds()
+            let figures = ProgressFigures(sample, elapsed: now - start, final: false)
+            if let stream, now - lastBlock >= statsPeriod {
+                lastBlock = now
+                stream.write(figures.ffmpegBlock())
+            }
+            let interval = style == .terminal ? 0.25 : 1.0
+            guard style != .none, now - lastDisplay >= interval else { return }
+            lastDisplay = now
+            show(figures)
+        }
+    }
+
+    /// The output is complete: the last line (100%, the final frame count and the file's size) and
+    /// ffmpeg's `progress=end` block. `event` members go into the json style's `end` event.
+    @discardableResult
+    package func finish(frames: Int, bytes: Int64?, event: [(String, JSONValue)] = []) -> ProgressFigures {
+        locked {
+            var sample = last
+            sample.frames = frames
+            if let bytes { sample.bytes = bytes }
+            if let total = sample.total, total > sample.position { sample.position = total }
+            let figures = ProgressFigures(sample, elapsed: monotonicSeconds() - start, final: true)
+            stream?.write(figures.ffmpegBlock())
+            switch style {
+            case .terminal:
+                show(figures)
+                fputs("\n", stderr)
+                printedTerminalLine = false
+            case .kv: show(figures)
+            case .json: emit([("event", .str("end"))] + figures.jsonMembers + event)
+            case .auto, .none: break
+            }
+            fflush(stderr)
+            return figures
+        }
+    }
+
+    /// Whether writing the `--progress-url` stream failed (the command warns once at the end).
+    public var streamFailed: Bool { stream?.hadWriteError ?? false }
+
+    private func show(_ figures: ProgressFigures) {
         switch style {
         case .terminal:
-            var line = "frame=\(frames) fps=\(format(fps, 1)) time=\(clock(position))"
-            if let f = fraction { line += " \(format(f * 100, 1))%" }
-            if let eta, !final { line += " ETA \(clock(eta))" }
-            fputs("\r\u{1B}[K" + line + (final ? "\n" : ""), stderr)
-            printedTerminalLine = !final
-        case .lines:
-            var line = "progress frame=\(frames) fps=\(format(fps, 2)) time=\(format(position, 3))"
-            line += " percent=" + (fraction.map { format($0 * 100, 1) } ?? "unknown")
-            line += " eta=" + (eta.map { format($0, 1) } ?? "unknown")
-            line += final ? " status=end" : " status=continue"
-            fputs(line + "\n", stderr)
+            fputs("\r\u{1B}[K" + figures.terminalLine(columns: columns()), stderr)
+            printedTerminalLine = true
+        case .kv: fputs(figures.keyValueLine + "\n", stderr)
+        case .json: emit([("event", .str("progress"))] + figures.jsonMembers)
+        case .auto, .none: return
         }
         fflush(stderr)
     }
 
-    /// Ends a half-written terminal line before an error or warning is printed.
-    public func interruptLine() {
-        if printedTerminalLine { fputs("\n", stderr); printedTerminalLine = false }
+    private func emit(_ members: [(String, JSONValue)]) {
+        fputs(compactJSON(.obj([("t", .num(roundedTo(monotonicSeconds() - start, 3)))] + members)) + "\n", stderr)
+        fflush(stderr)
     }
+
+    /// A warning (`level` "warning"), a note ("note", -v) or an error ("error", with its exit code):
+    /// one plain `gpuencode: ...` line, clear of a half-drawn terminal line, or one JSON event.
+    public func message(_ level: String, _ text: String, exitCode: Int32? = nil) {
+        locked {
+            if style == .json {
+                var members: [(String, JSONValue)] = [("event", .str(level)), ("message", .str(text))]
+                if let exitCode { members.append(("exitCode", .int(Int(exitCode)))) }
+                emit(members)
+                return
+            }
+            if printedTerminalLine { fputs("\n", stderr); printedTerminalLine = false }
+            fputs("gpuencode: \(level == "note" ? "" : level + ": ")\(text)\n", stderr)
+            fflush(stderr)
+        }
+    }
+
+    /// Whether the style writes JSON lines (then every stderr line must be one).
+    public var isJSON: Bool { style == .json }
 }
 
 package func monotonicSeconds() -> Double {

@@ -154,6 +154,15 @@ package final class OutputFile {
         }
     }
 
+    /// Bytes muxed so far (the muxer's position in the file; the trailer and faststart's moved
+    /// index come at the end), for progress: ffmpeg's total_size.
+    package var bytesWritten: Int64 {
+        lock.withLock { _ in
+            guard let pb = format.pointee.pb else { return 0 }
+            return max(0, avio_seek(pb, 0, SEEK_CUR))
+        }
+    }
+
     /// Asks `finish` to make the edit list of output stream `stream` (written with an empty edit and
     /// media time 0) skip its first `samples` (at `rate` per second): see EditListPatch.
     package func skipAtStart(stream: Int, samples: Int64, rate: Int64) {

@@ -41,8 +41,13 @@ struct BatchCommand: ParsableCommand {
         PARALLELISM: --jobs N transcodes at once (default \(BatchRunOptions.defaultJobs()) on this machine's \(onlineCores()) cores: one per \
         4 cores, at least 2), each with its own GL context and cores/N encoder threads (--threads).
 
-        PROGRESS: on a terminal a line per running job and a total bar with ETA; otherwise JSON lines on \
-        stderr (events start, progress once a second per job, end, done). --progress none for quiet.
+        PROGRESS (--progress): on a terminal a line per running job and a total bar whose share and ETA \
+        weigh each job by its length; otherwise JSON lines on stderr (events start, progress once a second \
+        per job, warning, end, error, done: every stderr line is JSON, so `2> >(jq ...)` reads it all). \
+        kv gives `progress job=N ...` lines, none or -q nothing but warnings and errors. \
+        --progress-url FILE|pipe:1 writes ffmpeg's -progress blocks for the whole batch (frames, time and \
+        bytes summed over the jobs, with jobs, jobs_done, jobs_failed, jobs_skipped, jobs_running). \
+        docs/ci.md lists every key.
 
         EXIT CODES: 0 every job ok or skipped; 80 some jobs failed (--continue-on-error, the default, \
         runs the rest; --fail-fast stops at the first); 130/143 interrupted by SIGINT/SIGTERM, 129/141/\
@@ -117,8 +122,7 @@ struct BatchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write a JUnit XML report: one test case per job.", valueName: "file"))
     var junit: String?
 
-    @Option(help: ArgumentHelp("terminal, json or none (default: terminal on a terminal, else json).", valueName: "style"))
-    var progress: String?
+    @OptionGroup(title: "Progress") var progressOptions: ProgressOptions
 
     @Flag(name: .customLong("fail-fast"), help: "Stop at the first failed job (running jobs are stopped, the rest not started).")
     var failFast = false
@@ -139,15 +143,30 @@ struct BatchCommand: ParsableCommand {
         if let shardCount, shardCount < 1 { throw ValidationError("--shard-count must be at least 1") }
         if skipExisting && force { throw ValidationError("--skip-existing and --force contradict each other") }
         if failFast && continueOnError { throw ValidationError("--fail-fast and --continue-on-error contradict each other") }
-        if let progress, BatchProgress.Style(rawValue: progress) == nil { throw ValidationError("--progress must be terminal, json or none") }
+        if dryRun && progressOptions.streamOnStdout {
+            throw ValidationError("--dry-run prints the plan on stdout, where --progress-url pipe:1 would write; send the progress to a file or pipe:2")
+        }
+        if verbose && progressOptions.quiet { throw ValidationError("-v and -q contradict each other") }
     }
+
+    /// Off a terminal batch shows JSON lines (a CI log, or a script's pipe).
+    private var style: ProgressStyle { progressOptions.style(offTerminal: .json) }
 
     func run() throws {
         do {
             try runBatch()
         } catch let error as GPUEncodeError {
-            fputs("gpuencode: error: \(error.description)\n", stderr)
+            printError(error.description, exitCode: error.exitCode)
             throw ExitCode(error.exitCode)
+        }
+    }
+
+    /// One error line, or in the json style one `error` event (every stderr line is JSON there).
+    private func printError(_ text: String, exitCode: Int32) {
+        if style == .json {
+            fputs(compactJSON(.obj([("event", .str("error")), ("message", .str(text)), ("exitCode", .int(Int(exitCode)))])) + "\n", stderr)
+        } else {
+            fputs("gpuencode: error: \(text)\n", stderr)
         }
     }
 
@@ -207,17 +226,18 @@ struct BatchCommand: ParsableCommand {
         // Report files are checked for writability now, not after an hour of transcoding.
         for path in [report, junit].compactMap({ $0 }) { try checkWritable(path) }
 
-        let isTTY = isatty(2) == 1
-        let style = progress.flatMap(BatchProgress.Style.init(rawValue:)) ?? (isTTY ? .terminal : .json)
-        let display = BatchProgress(style: style, totalJobs: jobs.count)
+        let style = self.style
+        // Replaced like the reports (batch has no -y: a rerun's progress is the new run's); never
+        // through a symlink, and FIFOs and devices as they are.
+        let stream = try progressOptions.openStream(overwrite: true)
+        let display = BatchProgress(style: style, totalJobs: jobs.count, stream: stream, statsPeriod: progressOptions.statsPeriod,
+                                    columns: ProgressOptions.columns)
         let verbose = self.verbose
-        options.log = { level, message in
-            guard level == .warning || verbose else { return }
-            display.message("gpuencode: \(level == .warning ? "warning: " : "")\(message)")
-        }
+        let shown = BatchShown(display: display, verbose: verbose)
+        options.log = { level, message in shown.message(nil, level: level, message) }
         MediaLog.setLevel(verbose: verbose)
         gpuencode_install_signal_handlers()
-        let runner = BatchRunner(jobs: jobs, options: options, state: batchState, observer: display)
+        let runner = BatchRunner(jobs: jobs, options: options, state: batchState, observer: shown)
         let outcome = try runner.run()
 
         // State and reports are written whatever happened, interruption included.
@@ -237,17 +257,24 @@ struct BatchCommand: ParsableCommand {
         let skipped = outcome.results.filter { $0.status == .skipped }.count
         var summary = "batch: \(ok) ok, \(outcome.failed) failed, \(skipped) skipped of \(jobs.count) jobs in \(format1(outcome.wallSeconds)) s"
         if let s = selected { summary += " (shard \(s))" }
-        display.finish(outcome, summary: summary)
-        if verbose && style != .terminal { fputs("gpuencode: \(summary)\n", stderr) }
-        for e in writeErrors { fputs("gpuencode: error: \(e.description)\n", stderr) }
+        // The summary line: on a terminal (and in kv) unless -q; in the other styles with -v.
+        let showSummary = !progressOptions.quiet && (style == .terminal || style == .kv || verbose)
+        display.finish(outcome, summary: showSummary && style != .json ? summary : nil)
+        if showSummary && style == .none { fputs("gpuencode: \(summary)\n", stderr) }
+        if stream?.hadWriteError == true {
+            display.message(nil, level: .warning, "\(progressOptions.progressURL ?? ""): the progress stream could not be written to the end")
+        }
+        for e in writeErrors { display.error(e.description, exitCode: e.exitCode) }
 
         if let signal = outcome.interruptedBy {
-            fputs("gpuencode: error: batch interrupted by \(signalName(signal)): \(ok) ok, \(outcome.failed) stopped or failed, \(skipped) not run; the state and reports are written, rerun to finish\n", stderr)
-            throw ExitCode(GPUEncodeError(.interrupted(signal: signal), "").exitCode)
+            let code = GPUEncodeError(.interrupted(signal: signal), "").exitCode
+            display.error("batch interrupted by \(signalName(signal)): \(ok) ok, \(outcome.failed) stopped or failed, \(skipped) not run; the state and reports are written, rerun to finish", exitCode: code)
+            throw ExitCode(code)
         }
         if outcome.failed > 0 {
-            fputs("gpuencode: error: \(outcome.failed) of \(jobs.count) jobs failed\(outcome.failStoppedText)\n", stderr)
-            throw ExitCode(GPUEncodeError(.jobsFailed, "").exitCode)
+            let code = GPUEncodeError(.jobsFailed, "").exitCode
+            display.error("\(outcome.failed) of \(jobs.count) jobs failed\(outcome.failStoppedText)", exitCode: code)
+            throw ExitCode(code)
         }
         if let e = writeErrors.first { throw ExitCode(e.exitCode) }
     }
@@ -260,6 +287,25 @@ struct BatchCommand: ParsableCommand {
             return slash.map { String(manifest[..<$0]) + "/" + file } ?? file
         }
         return file
+    }
+}
+
+/// The display as the runner's observer, with notes (-v) filtered out unless asked for.
+final class BatchShown: BatchObserver, @unchecked Sendable {
+    let display: BatchProgress
+    let verbose: Bool
+
+    init(display: BatchProgress, verbose: Bool) {
+        self.display = display
+        self.verbose = verbose
+    }
+
+    func jobStarted(_ job: BatchJob, worker: Int, reason: String) { display.jobStarted(job, worker: worker, reason: reason) }
+    func jobProgress(_ job: BatchJob, worker: Int, progress: EncodeProgress) { display.jobProgress(job, worker: worker, progress: progress) }
+    func jobEnded(_ result: JobResult) { display.jobEnded(result) }
+    func message(_ job: BatchJob?, level: LogLevel, _ text: String) {
+        guard level == .warning || verbose else { return }
+        display.message(job, level: level, text)
     }
 }
 

@@ -29,6 +29,7 @@ struct TranscodeCommand: ParsableCommand {
           gpuencode photo.jpg toned.png --preset toaster          (pictures too)
           gpuencode in.mp4 out.mp4 --dry-run          (the plan; writes nothing)
           gpuencode in.mp4 out.mp4 --json > job.json  (what was done: docs/json.md)
+          gpuencode in.mp4 out.mp4 -q -progress pipe:1            (ffmpeg's progress blocks for a script)
 
         CODECS (--codec, or ffmpeg's -c:v with an encoder name):
           codec  encoder    crf scale (default)           containers
@@ -106,11 +107,7 @@ struct TranscodeCommand: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Print the GPU renderer, stream details and notes.")
     var verbose = false
 
-    @Flag(help: "Report progress even when stderr is not a terminal (one key=value line per second).")
-    var progress = false
-
-    @Flag(name: .customLong("no-progress"), help: "No progress line, even on a terminal.")
-    var noProgress = false
+    @OptionGroup(title: "Progress") var progressOptions: ProgressOptions
 
     @Flag(help: "Print each frame's measurements (averageColor filters) on stdout, one line per frame: frame=N time=SECONDS averageColor=R,G,B,A (0-1).")
     var stats = false
@@ -152,6 +149,12 @@ struct TranscodeCommand: ParsableCommand {
         if (json || dryRun) && ImageIO.isImagePath(output!) {
             throw ValidationError("--json and --dry-run are for movie outputs; \(output!) is a picture (gpuencode preview renders one)")
         }
+        // stdout carries one thing: the -progress stream or the --stats lines.
+        if progressOptions.streamOnStdout && stats {
+            throw ValidationError("--progress-url pipe:1 and --stats both write to stdout; send the progress to a file or pipe:2")
+        }
+        if verbose && progressOptions.quiet { throw ValidationError("-v and -q contradict each other") }
+        if json && progressOptions.streamOnStdout { throw ValidationError("--json and --progress-url pipe:1 both write to stdout; send the progress to a file or pipe:2") }
     }
 
     func run() throws {
@@ -175,12 +178,12 @@ struct TranscodeCommand: ParsableCommand {
             }
             return
         }
-        let stderrIsTTY = isatty(2) == 1
         let verbose = self.verbose
         MediaLog.setLevel(verbose: verbose)
-        var reporter: ProgressReporter?
-        if !noProgress && (stderrIsTTY || progress) { reporter = ProgressReporter(style: stderrIsTTY ? .terminal : .lines) }
-        let shared = reporter
+        // Off a terminal, auto shows no progress: a failure stays one stderr line and a success one
+        // "wrote" line; scripts ask for kv or json, or read the -progress stream.
+        let style = progressOptions.style(offTerminal: .none)
+        var reporter = ProgressReporter(style: style, columns: ProgressOptions.columns)
         let report = json || dryRun ? TranscodeReport(input: input, output: output, dryRun: dryRun) : nil
         do {
             // Before anything opens the input: a FIFO input blocks in open until its writer comes,
@@ -231,8 +234,15 @@ struct TranscodeCommand: ParsableCommand {
                 given.hwaccel = options.hwaccel
                 report.given(given)
             }
-            options.progress = dryRun ? nil : reporter
             options.report = report
+            if let url = progressOptions.progressURL, ProgressStream.standardStream(url) == nil,
+               url == output! || url == input! || sameFile(url, input!) || sameFile(url, output!) {
+                throw GPUEncodeError(.usage, path: url, "is the input or output file; write the progress to another file")
+            }
+            if !dryRun, let stream = try progressOptions.openStream(overwrite: overwrite) {
+                reporter = ProgressReporter(style: style, stream: stream, statsPeriod: progressOptions.statsPeriod, columns: ProgressOptions.columns)
+            }
+            options.progress = dryRun ? nil : reporter
             if stats {
                 if !preset.filters.contains(where: { $0.declaration.name == "averageColor" }) {
                     throw GPUEncodeError(.usage, path: self.preset, "--stats needs an averageColor filter in the preset (e.g. {\"filter\": \"averageColor\"})")
@@ -243,11 +253,11 @@ struct TranscodeCommand: ParsableCommand {
                     fflush(stdout)
                 }
             }
+            let shown = reporter
             options.log = { level, message in
                 if level == .warning { report?.warning(message) }
                 guard level == .warning || verbose else { return }
-                shared?.interruptLine()
-                fputs("gpuencode: \(level == .warning ? "warning: " : "")\(message)\n", stderr)
+                shown.message(level == .warning ? "warning" : "note", message)
             }
             if dryRun {
                 try Transcoder.plan(options)
@@ -262,14 +272,26 @@ struct TranscodeCommand: ParsableCommand {
                 return
             }
             let summary = try Transcoder.run(options)
-            if verbose || stderrIsTTY {
-                let fps = Double(summary.frames) / max(summary.seconds, 1e-6)
-                fputs("gpuencode: wrote \(output!): \(summary.frames) frames in \(String(format1(summary.seconds))) s (\(format1(fps)) fps) with preset \(preset.name) on \(summary.renderer)\n", stderr)
+            var st = stat()
+            let bytes: Int64? = stat(output!, &st) == 0 ? Int64(st.st_size) : nil
+            let fps = Double(summary.frames) / max(summary.seconds, 1e-6)
+            let end = reporter.finish(frames: summary.frames, bytes: bytes, event: [
+                ("output", .str(output!)), ("seconds", .num(Double(format1(summary.seconds)))), ("preset", .str(preset.name)),
+                ("renderer", .str(summary.renderer))])
+            if reporter.streamFailed { reporter.message("warning", "\(progressOptions.progressURL ?? ""): the progress stream could not be written to the end") }
+            // The last line says what was written, on a terminal or not (-q: nothing); in the json
+            // style the end event says it.
+            if !progressOptions.quiet && !reporter.isJSON {
+                var what = "\(summary.frames) frames"
+                if let bytes { what += ", \(byteSize(bytes))" }
+                if let k = end.kilobitsPerSecond { what += ", \(format(k, 0)) kb/s" }
+                var pace = "\(format1(fps)) fps"
+                if let s = end.speed { pace += ", \(speedText(s))" }
+                fputs("gpuencode: wrote \(output!): \(what) in \(String(format1(summary.seconds))) s (\(pace)) with preset \(preset.name) on \(summary.renderer)\n", stderr)
             }
             if json { print(JSONWriter.write(report!.document(status: "done", exitCode: 0, error: nil)), terminator: "") }
         } catch let error as GPUEncodeError {
-            shared?.interruptLine()
-            fputs("gpuencode: error: \(error.description)\n", stderr)
+            reporter.message("error", error.description, exitCode: error.exitCode)
             if json, let report {
                 let status = error.isInterruption ? "interrupted" : "failed"
                 print(JSONWriter.write(report.document(status: status, exitCode: error.exitCode, error: error.description)), terminator: "")
@@ -295,6 +317,12 @@ extension TranscodeCommand {
             fputs("gpuencode: wrote \(output!): \(result.image.width)x\(result.image.height) picture with preset \(preset.name) on \(result.renderer)\n", stderr)
         }
     }
+}
+
+/// Whether two paths name one file (the progress file must be neither input nor output).
+func sameFile(_ a: String, _ b: String) -> Bool {
+    var x = stat(), y = stat()
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
 }
 
 /// --hwaccel, else GPUENCODE_HWACCEL, else none.

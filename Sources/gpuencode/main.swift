@@ -99,7 +99,7 @@ for i in 1..<Int(CommandLine.argc) {
 // The filters that read pictures and movies (image, lookup, video) decode them with FFmpeg.
 FilterMedia.install(FFmpegFilterMedia())
 
-let arguments = Array(CommandLine.arguments.dropFirst())
+let arguments = rewriteLegacyProgressFlag(Array(CommandLine.arguments.dropFirst()))
 switch arguments {
 case ["--help"], ["-h"], ["-help"], ["help"]:
     // The transcode is what `gpuencode` does, so its options are the help (as `ffmpeg -h` shows the

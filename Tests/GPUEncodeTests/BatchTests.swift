@@ -471,3 +471,131 @@ final class BatchMergeTests: BatchTestCase {
                            exitCodes: [ExitCode.usage], mentioning: ["another plan"])
     }
 }
+
+/// Issue 14: batch progress for scripts. JSON mode's stderr parses line by line with a job that
+/// warns and one that fails; warnings reach the JSON and JUnit reports; -progress pipe:1 gives
+/// ffmpeg's blocks for the whole batch, its end frame the sum of ffprobe's counts; kv lines parse.
+final class BatchProgressTests: BatchTestCase {
+    /// a.mp4 plain, b.mp4 10-bit (warns: written as 8-bit), c.mp4 not a movie (fails).
+    func mixedJobs() throws -> URL {
+        let dir = try clips(["a.mp4"], in: "in")
+        try Oracle.makeClip(dir.appendingPathComponent("b.mp4"), seconds: 0.5, size: "160x120", audio: false,
+                            videoArguments: ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p10le"])
+        try Data("not a movie".utf8).write(to: dir.appendingPathComponent("c.mp4"))
+        return dir
+    }
+
+    func testJSONModeEveryStderrLineParsesWithWarningAndFailure() throws {
+        let dir = try mixedJobs()
+        let report = scratch("r.json"), junit = scratch("r.xml")
+        let r = try batch([dir.path, "--out-dir", scratch("out").path, "--jobs", "1", "--progress", "json", "--x264-preset", "ultrafast",
+                           "--report", report.path, "--junit", junit.path])
+        XCTAssertEqual(r.status, 80, r.summary)
+        var events: [[String: Any]] = []
+        for line in r.stderrLines {
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            XCTAssertNotNil(object, "not JSON: \(line)")
+            if let object { events.append(object) }
+        }
+        let names = events.compactMap { $0["event"] as? String }
+        XCTAssertTrue(Set(["start", "warning", "end", "done", "error"]).isSubset(of: Set(names)), "\(names)")
+        let warning = try XCTUnwrap(events.first { $0["event"] as? String == "warning" }, r.stderr)
+        XCTAssertEqual(warning["job"] as? Int, 1, "the warning names b.mp4's job")
+        XCTAssertTrue((warning["message"] as? String ?? "").contains("10-bit"), "\(warning)")
+        let failed = try XCTUnwrap(events.first { $0["event"] as? String == "end" && $0["status"] as? String == "failed" })
+        XCTAssertEqual(failed["exitCode"] as? Int, 66)
+        XCTAssertTrue((failed["error"] as? String ?? "").contains("c.mp4"))
+        XCTAssertEqual(events.last?["event"] as? String, "error")
+        XCTAssertEqual(events.last?["exitCode"] as? Int, 80)
+
+        let jobs = self.jobs(try readJSON(report))
+        let b = try XCTUnwrap(jobs.first { ($0["input"] as? String)?.hasSuffix("b.mp4") == true })
+        XCTAssertTrue((b["warnings"] as? [String])?.first?.contains("10-bit") == true, "\(b["warnings"] ?? "none")")
+        XCTAssertEqual((jobs.first { ($0["input"] as? String)?.hasSuffix("a.mp4") == true }?["warnings"] as? [String])?.count, 0)
+        XCTAssertEqual((try readJSON(report)["totals"] as? [String: Any])?["warnings"] as? Int, 1)
+        let xml = try XMLDocument(contentsOf: junit)
+        let errs = try xml.nodes(forXPath: "//testcase/system-err")
+        XCTAssertEqual(errs.count, 1)
+        XCTAssertTrue(errs.first?.stringValue?.contains("10-bit") == true)
+    }
+
+    func testProgressURLForTheWholeBatch() throws {
+        let dir = try clips(["a.mp4", "b.mp4", "c.mp4"], in: "in")
+        let out = scratch("out")
+        let r = try batch([dir.path, "--out-dir", out.path, "-progress", "pipe:1", "--stats-period", "0.05", "-q", "--x264-preset", "ultrafast"])
+        XCTAssertEqual(r.status, 0, r.summary)
+        XCTAssertEqual(r.stderr, "", "-q: nothing on stderr")
+        let blocks = progressBlocks(r.stdout)
+        let last = try XCTUnwrap(blocks.last, r.stdout)
+        XCTAssertEqual(value(last, "progress"), "end")
+        XCTAssertEqual(blocks.filter { value($0, "progress") == "end" }.count, 1)
+        var frames = 0
+        for name in ["a", "b", "c"] { frames += try Oracle.frameTimes(out.appendingPathComponent("\(name).mp4")).count }
+        XCTAssertEqual(value(last, "frame").flatMap { Int($0) }, frames, "the batch's frames are the outputs' frames (ffprobe)")
+        XCTAssertEqual(value(last, "jobs"), "3")
+        XCTAssertEqual(value(last, "jobs_done"), "3")
+        for key in ["fps", "bitrate", "total_size", "out_time_us", "out_time_ms", "out_time", "dup_frames", "drop_frames", "speed"] {
+            XCTAssertNotNil(value(last, key), "\(key) missing")
+        }
+        // A file: replaced as the reports are (batch has no -y), a symlink refused (73), its target untouched.
+        let file = scratch("p.txt")
+        try Data("old\n".utf8).write(to: file)
+        let toFile = try batch([dir.path, "--out-dir", scratch("out2").path, "--progress-url", file.path, "-q", "--x264-preset", "ultrafast"])
+        XCTAssertEqual(toFile.status, 0, toFile.summary)
+        XCTAssertEqual(progressBlocks(try String(contentsOf: file, encoding: .utf8)).last.flatMap { value($0, "progress") }, "end")
+        let victim = scratch("victim.txt"), link = scratch("link.txt")
+        try Data("victim\n".utf8).write(to: victim)
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: victim.path)
+        let viaLink = try batch([dir.path, "--out-dir", scratch("out3").path, "--progress-url", link.path, "--progress", "none"])
+        assertCleanFailure(viaLink, exitCodes: [ExitCode.cannotCreate], mentioning: [link.path, "symbolic link"])
+        XCTAssertEqual(try String(contentsOf: victim, encoding: .utf8), "victim\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch("out3").appendingPathComponent("a.mp4").path), "nothing ran")
+
+        let dry = try batch([dir.path, "--out-dir", out.path, "--dry-run", "-progress", "pipe:1"])
+        assertCleanFailure(dry, exitCodes: [ExitCode.usage], mentioning: ["--dry-run", "pipe:1"])
+    }
+
+    /// On a 40-column terminal every line of the live block (job lines with a long file name, the
+    /// total bar) fits in 39 characters, so the cursor-up redraw never meets a wrapped line.
+    func testNarrowTerminalBlockFits() throws {
+        let long = "a-very-long-clip-name-that-does-not-fit-in-forty-columns.mp4"
+        let dir = try clips([long, "b.mp4"], in: "in", seconds: 1)
+        let r = try ProgressTests.onTerminal(columns: 40, [try Paths.gpuencode(), "batch", dir.path, "--out-dir", scratch("out").path,
+                                                           "--x264-preset", "ultrafast", "--jobs", "2"], environment: BatchTestCase.quietCI)
+        XCTAssertEqual(r.status, 0, r.summary + r.stdout)
+        let plain = r.stdout.replacingOccurrences(of: "\u{1B}\\[[0-9]*[A-Za-z]", with: "", options: .regularExpression)
+            .replacingOccurrences(of: "\r\n", with: "\n")
+        let lines = plain.split(whereSeparator: { $0 == "\r" || $0 == "\n" }).map(String.init)
+        let block = lines.filter { $0.hasPrefix("  [") || $0.hasPrefix("[") }
+        XCTAssertTrue(block.contains { $0.contains("…") && $0.contains("columns.mp4") }, "the long name is shortened from the front: \(block)")
+        XCTAssertTrue(block.contains { $0.hasPrefix("[") && $0.contains("2/2 done") }, "\(block)")
+        for line in block { XCTAssertLessThanOrEqual(line.count, 39, "wider than the terminal: \(line)") }
+        XCTAssertTrue(lines.last?.hasPrefix("gpuencode: batch: 2 ok") == true, "\(lines.last ?? "")")
+    }
+
+    /// Three 0.4 s clips, then a 6 s one (--jobs 1, name order): when the long one starts the batch
+    /// is 1.2 s of 7.2 s of media done, about 17%, not 3 of 4 jobs (75%) as the job count said.
+    func testBatchShareWeighsJobsByDuration() throws {
+        let dir = try clips(["a.mp4", "b.mp4", "c.mp4"], in: "in", seconds: 0.4)
+        try Oracle.makeClip(dir.appendingPathComponent("z.mp4"), seconds: 6, size: "160x120")
+        let r = try batch([dir.path, "--out-dir", scratch("out").path, "--jobs", "1", "--progress", "json", "--x264-preset", "ultrafast"])
+        XCTAssertEqual(r.status, 0, r.summary)
+        let events = r.stderrLines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let first = try XCTUnwrap(events.first { $0["event"] as? String == "progress" && $0["job"] as? Int == 3 }, r.stderr)
+        let share = try XCTUnwrap(first["batchPercent"] as? Double ?? (first["batchPercent"] as? Int).map(Double.init), "\(first)")
+        let expected = (1.2 + (first["time"] as? Double ?? 0)) / 7.2 * 100
+        XCTAssertEqual(share, expected, accuracy: 3, "batchPercent \(share) at the long job's start; by media \(expected), by job count 75")
+    }
+
+    func testKVLinesParse() throws {
+        let dir = try clips(["a.mp4", "b.mp4"], in: "in")
+        let r = try batch([dir.path, "--out-dir", scratch("out").path, "--progress", "kv", "--x264-preset", "ultrafast"])
+        XCTAssertEqual(r.status, 0, r.summary)
+        let lines = r.stderrLines.filter { $0.hasPrefix("progress ") }
+        XCTAssertEqual(lines.filter { $0.contains(" status=ok ") }.count, 2, r.stderr)
+        for line in lines {
+            for word in line.split(separator: " ").dropFirst() { XCTAssertTrue(word.contains("="), "not key=value: \(word) in \(line)") }
+        }
+        XCTAssertEqual(r.stderrLines.filter { !$0.hasPrefix("progress ") }.map { $0.hasPrefix("gpuencode: batch: 2 ok") }, [true], r.stderr)
+    }
+}

@@ -115,13 +115,19 @@ final class FormatTests: GPUEncodeTestCase {
                        "the final count is not the number of frames written: \(last)")
     }
 
-    func testSilentOnSuccessWithoutProgress() throws {
+    /// Off a terminal a success prints its one "wrote" line and no progress (issue 14); -q nothing.
+    func testOneLineOnSuccessWithoutProgress() throws {
         let input = scratch("in.mp4")
         try Oracle.makeClip(input)
         let result = try gpuencode([input.path, scratch("out.mp4").path, "--x264-preset", "ultrafast"])
         XCTAssertEqual(result.status, ExitCode.ok, result.summary)
-        XCTAssertEqual(result.stderr, "", "stderr is a pipe here, so nothing should be printed")
+        XCTAssertEqual(result.stderrLines.count, 1, result.stderr)
+        XCTAssertTrue(result.stderr.hasPrefix("gpuencode: wrote "), result.stderr)
         XCTAssertEqual(result.stdout, "")
+        let quiet = try gpuencode([input.path, scratch("q.mp4").path, "--x264-preset", "ultrafast", "-q"])
+        XCTAssertEqual(quiet.status, ExitCode.ok, quiet.summary)
+        XCTAssertEqual(quiet.stderr, "", "-q prints nothing on success")
+        XCTAssertEqual(quiet.stdout, "")
     }
 
     // MARK: - MP4-family containers

@@ -26,7 +26,7 @@ final class HardwareOptionTests: GPUEncodeTestCase {
         let auto = scratch("auto.mp4")
         let viaEnv = scratch("env.mp4")
         XCTAssertEqual(try gpuencode([input.path, plain.path] + common).status, 0)
-        let autoRun = try gpuencode([input.path, auto.path, "--hwaccel", "auto"] + common)
+        let autoRun = try gpuencode([input.path, auto.path, "--hwaccel", "auto", "-q"] + common)
         XCTAssertEqual(autoRun.status, 0, autoRun.summary)
         XCTAssertEqual(autoRun.stderrLines, [], "auto falls back silently without -v")
         XCTAssertEqual(try gpuencode([input.path, viaEnv.path] + common, environment: ["GPUENCODE_HWACCEL": "auto"]).status, 0)
@@ -95,7 +95,7 @@ final class HardwareOptionTests: GPUEncodeTestCase {
         let input = scratch("in.mp4")
         try Oracle.makeClip(input, seconds: 1)
         let output = scratch("auto.mp4")
-        let result = try gpuencode([input.path, output.path, "--encoder", "auto", "--preset", "sepia", "--x264-preset", "ultrafast"])
+        let result = try gpuencode([input.path, output.path, "--encoder", "auto", "--preset", "sepia", "--x264-preset", "ultrafast", "-q"])
         XCTAssertEqual(result.status, 0, result.summary)
         XCTAssertEqual(result.stderrLines.count, 1, result.stderr)
         let warning = result.stderrLines.first ?? ""

@@ -14,4 +14,11 @@ int gpuencode_create_exclusive(const char *path);
 // rename that fails with -EEXIST instead of replacing `to` (renameat2 RENAME_NOREPLACE; link+unlink
 // where the filesystem lacks it). 0 or -errno.
 int gpuencode_rename_noreplace(const char *from, const char *to);
+
+// ---- Progress (issue 14) ----
+// The width in columns of the terminal on `fd` (TIOCGWINSZ), or 0 when it is none or does not say.
+int gpuencode_terminal_columns(int fd);
+// open(path, O_WRONLY|O_NOFOLLOW|O_CLOEXEC [|O_CREAT|O_EXCL, 0666] [|O_TRUNC]): the fd, or -errno.
+// `create` makes a new file and never reuses a name; otherwise the file must exist.
+int gpuencode_open_for_writing(const char *path, int create, int truncate);
 #endif

@@ -7,7 +7,7 @@ final class EncodeStage {
     private let stream: UnsafeMutablePointer<AVStream>
     private let output: OutputFile
     private let progress: ProgressReporter?
-    private let onFrame: (@Sendable (Int, Double, Double?) -> Void)?
+    private let onFrame: (@Sendable (EncodeProgress) -> Void)?
     /// The video's start and length in seconds, for progress.
     private let mediaStart: Double
     private let mediaDuration: Double?
@@ -15,8 +15,12 @@ final class EncodeStage {
     /// stream's): the output starts at 0 unless --copyts (Timeline). The frames keep the input's
     /// times until here, so filters and progress count from the video's own start.
     private let shift: Int64
-    /// Frames encoded so far (read by other threads only after this stage's thread is joined).
+    /// Frames given to the encoder so far (read by other threads only after this stage's thread is joined).
     private(set) var frames = 0
+    /// Frames out of the encoder (its packets) and where the latest one ends, in seconds from the
+    /// video's start: what progress counts, so it does not stop short while the encoder drains.
+    private var framesOut = 0
+    private var positionOut = 0.0
     /// The setup's warnings (audio re-encoded, tags the container drops), printed with the first
     /// encoded frame: a run that fails before that prints its one error line and nothing else.
     let setupWarnings: DeferredLog
@@ -44,21 +48,24 @@ final class EncodeStage {
             frame.interlaced = true
             frame.topFieldFirst = tff
         }
-        try encoder.encode(frame, emit: write)
         frames += 1
         if frames == 1 { setupWarnings.release() }
-        let position = seconds(pts, encoder.context.pointee.time_base) - mediaStart
-        progress?.update(frames: frames, position: position, total: mediaDuration)
-        onFrame?(frames, position, mediaDuration)
+        try encoder.encode(frame, emit: write)
     }
 
     /// After the last frame: what the encoder still holds.
     func finish() throws {
         try encoder.encode(nil, emit: write)
-        progress?.update(frames: frames, position: mediaDuration ?? 0, total: mediaDuration, final: true)
     }
 
     private func write(_ packet: Packet) throws {
+        framesOut += 1
+        let timeBase = encoder.context.pointee.time_base
+        let p = packet.pointer.pointee
+        if p.pts != AV_NOPTS {
+            positionOut = max(positionOut, seconds(p.pts + max(0, p.duration), timeBase) - mediaStart)
+        }
+        let quality = qualityOf(packet)
         if shift != 0 {
             if packet.pointer.pointee.pts != AV_NOPTS { packet.pointer.pointee.pts -= shift }
             if packet.pointer.pointee.dts != AV_NOPTS { packet.pointer.pointee.dts -= shift }
@@ -66,5 +73,20 @@ final class EncodeStage {
         av_packet_rescale_ts(packet.pointer, encoder.context.pointee.time_base, stream.pointee.time_base)
         packet.pointer.pointee.stream_index = stream.pointee.index
         try output.write(packet.pointer)
+        if progress != nil || onFrame != nil {
+            let sample = EncodeProgress(frames: framesOut, position: positionOut, total: mediaDuration, bytes: output.bytesWritten,
+                                        quality: quality, outputStream: Int(stream.pointee.index))
+            progress?.update(sample)
+            onFrame?(sample)
+        }
+    }
+
+    /// The quantizer the encoder reports for a packet (AV_PKT_DATA_QUALITY_STATS, in lambda units),
+    /// as ffmpeg shows it in `q=`.
+    private func qualityOf(_ packet: Packet) -> Double? {
+        var size = 0
+        guard let data = av_packet_get_side_data(packet.pointer, AV_PKT_DATA_QUALITY_STATS, &size), size >= 4 else { return nil }
+        let q = UInt32(data[0]) | UInt32(data[1]) << 8 | UInt32(data[2]) << 16 | UInt32(data[3]) << 24
+        return Double(Int32(bitPattern: q)) / Double(FF_QP2LAMBDA)
     }
 }

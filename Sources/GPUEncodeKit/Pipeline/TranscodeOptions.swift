@@ -25,9 +25,9 @@ public struct TranscodeOptions: Sendable {
     /// Receives each frame's measurements (`averageColor` filters), in frame order: the frame's
     /// index, its time in seconds from the start, and name → values.
     public var statistics: (@Sendable (Int, Double, [(name: String, value: [Double])]) -> Void)?
-    /// Receives each encoded frame's count, its position in seconds from the start and the media's
-    /// length (nil when unknown); for callers with their own progress display (batch runs).
-    public var onFrame: (@Sendable (Int, Double, Double?) -> Void)?
+    /// Receives the progress after each frame out of the encoder (frames, position and length in
+    /// seconds, bytes written); for callers with their own progress display (batch runs).
+    public var onFrame: (@Sendable (EncodeProgress) -> Void)?
     /// Collects what the run does for `--json` (streams, settings, GPU, warnings, result); nil: nothing collected.
     public var report: TranscodeReport?
     /// Polled with the SIGINT/SIGTERM flag: true stops the run as if interrupted (no output written).
