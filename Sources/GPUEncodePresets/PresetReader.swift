@@ -42,10 +42,15 @@ final class PresetReader {
     /// The largest bound a custom shader's float parameter may declare: well inside a GLSL float.
     static let maxShaderFloat = 1e30
 
-    init(origin: String, extendsChain: [String], allowed: AllowedPaths = .none) {
+    /// Where relative file names resolve when that is not the preset file's folder: the working
+    /// directory for `--filter`, a manifest's folder for its `filter` column.
+    let baseDirectory: String?
+
+    init(origin: String, extendsChain: [String], allowed: AllowedPaths = .none, baseDirectory: String? = nil) {
         self.origin = origin
         self.extendsChain = extendsChain
         self.allowed = allowed
+        self.baseDirectory = baseDirectory
     }
 
     func fail(_ value: JSONValue, _ path: String, _ message: String) -> PresetDiagnostic {
@@ -99,6 +104,7 @@ final class PresetReader {
     }
 
     var context: ResourceContext {
+        if let baseDirectory { return ResourceContext(baseDirectory: baseDirectory, origin: origin, allowed: allowed) }
         if origin.hasPrefix("builtin:") { return ResourceContext(baseDirectory: nil, builtin: true, origin: origin, embeddedFile: { BuiltinPresetSources.file($0) }) }
         return ResourceContext(baseDirectory: splitPath(origin).dir, origin: origin, allowed: allowed)
     }
