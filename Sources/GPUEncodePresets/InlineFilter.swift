@@ -86,7 +86,7 @@ public enum InlineFilter {
         }
 
         /// One piece of the string: its text with quotes and escapes removed, where it starts, and
-        /// whether any of it was quoted (a quoted value is always a string).
+        /// whether any of it was quoted (so an empty quoted value is a value).
         struct Piece {
             var text = ""
             var column = 0
@@ -208,7 +208,10 @@ public enum InlineFilter {
         mutating func json(_ p: Piece, _ type: ParameterType?) -> JSONValue {
             func at(_ kind: JSONValue.Kind) -> JSONValue { JSONValue(kind, line: 1, column: p.column) }
             let t = p.text
-            if p.quoted { return at(.string(t)) }
+            switch type {
+            case .choice?, .file?, .text?: return at(.string(t))
+            default: break
+            }
             if t.hasPrefix("[") || t.hasPrefix("{") {
                 do { return Self.rebased(try JSONParser.parse(t), p.column) } catch let e as JSONSyntaxError {
                     error(p.column + (e.line == 1 ? e.column - 1 : 0), "invalid JSON in the value: \(e.message)")
@@ -239,7 +242,7 @@ public enum InlineFilter {
                     return at(.array(pairs.map { xy in at(.array([at(.number(xy[0]!)), at(.number(xy[1]!))])) }))
                 }
             case .choice?, .file?, .text?:
-                return at(.string(t))
+                break
             case nil:
                 // A parameter the filter does not declare (the reader says so) or a custom shader's own.
                 if let n = Double(t), n.isFinite { return at(.number(n)) }
@@ -275,6 +278,10 @@ extension Preset {
     /// compiled chain's last picture), in the preset's light.
     public func appending(_ inline: InlineChain) throws -> Preset {
         guard !inline.filters.isEmpty else { return self }
+        // A preset that changes no pixel (the default, identity) adds nothing in front: an identity
+        // filter ahead of others is not transparent (it rounds between filters), and `--filter sepia`
+        // means sepia, the pixels of {"filters": [{"filter": "sepia"}]}.
+        let filters = self.filters.onlyIdentity ? [] : self.filters
         let taken = Set(filters.compactMap(\.id))
         if let clash = inline.filters.first(where: { $0.id.map(taken.contains) == true }) {
             throw GPUEncodeError(.preset, path: origin, "id \"\(clash.id!)\" of \(inline.text) is also an id in the preset; rename it")
