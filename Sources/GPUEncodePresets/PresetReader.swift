@@ -510,6 +510,11 @@ final class PresetReader {
         case nil: break
         }
         if failed { throw AlreadyReported() }
+        // A blend with nothing to blend was a silent identity; in a graph the input count is checked
+        // (PresetGraph), so this is the chain's (and --filter's) "with".
+        if isBlend && graph == nil && overlay == nil {
+            throw fail(value, path, "\(name) is a blend and needs \"with\": the picture blended over the chain so far (a colour such as \"#ff8000\", an image file, a generator object or {\"node\": ID})")
+        }
         var instance = FilterInstance(declaration, values: values, overlay: overlay, context: context)
         if let graph {
             instance.id = graph.name
@@ -546,6 +551,9 @@ final class PresetReader {
             throw fail(value, path, "shader: missing \"source\" (the GLSL) or \"file\" (a .frag file beside the preset)")
         }
         guard source.contains("main") else { throw fail(value, path, "shader: the source has no main()") }
+        if let (line, problem) = ShaderFilter.builtinProblem(in: source) {
+            throw fail(value["source"] ?? value["file"] ?? value, path, "shader: \(sourceName) line \(line): \(problem)")
+        }
         var parameters: [ParameterDeclaration] = []
         if let declared = value["parameters"] {
             for (name, spec) in try members(declared, path + ".parameters") {
@@ -553,7 +561,7 @@ final class PresetReader {
                 guard name.first.map({ $0.isLetter }) == true, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
                     throw fail(spec, p, "a parameter name must be a GLSL identifier")
                 }
-                guard !["source", "file", "parameters", "filter", "time", "frameIndex"].contains(name) else {
+                guard !(["source", "file", "parameters", "filter"] + ShaderFilter.builtins.map(\.name)).contains(name) else {
                     throw fail(spec, p, "\"\(name)\" is reserved")
                 }
                 let typeName = try spec["type"].map { try string($0, p + ".type") } ?? "float"
