@@ -84,7 +84,7 @@ struct BatchCommand: ParsableCommand {
     @Option(name: .customLong("preset-dir"), help: ArgumentHelp("A folder of NAME.json presets searched first; repeatable.", valueName: "dir"))
     var presetDirs: [String] = []
 
-    @OptionGroup(title: "Inline filters (a manifest's filter column replaces --filter for its row; its files resolve from the manifest's folder)") var inlineFilters: FilterOptions
+    @OptionGroup(title: "Inline filters (a manifest's filter column wins for its row)") var inlineFilters: FilterOptions
 
     @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
 

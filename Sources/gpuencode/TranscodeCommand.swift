@@ -26,7 +26,7 @@ struct TranscodeCommand: ParsableCommand {
           gpuencode in.mp4 out.webm -c:v libsvtav1 --speed fast
           gpuencode in.mp4 out.mp4 --preset grayscale --bitrate 4M -y
           gpuencode in.mp4 out.mp4 --filter 'sepia:intensity=0.5,vignette:end=0.9'
-          gpuencode in.mp4 out.mp4 --preset toaster -vf 'gaussianBlur=2'   (after the preset)
+          gpuencode in.mp4 out.mp4 --preset toaster -vf gaussianBlur=2  (after it)
           gpuencode in.mp4 cmp.mp4 --preset sepia --compare --split-animate
           gpuencode photo.jpg toned.png --preset toaster          (pictures too)
 
