@@ -44,6 +44,8 @@ public enum InlineFilter {
             return (nil, [PresetDiagnostic(.error, file: origin, line: 1, column: 1, path: "", "no filter given (e.g. 'sepia:intensity=0.5,vignette')")])
         }
         let reader = PresetReader(origin: origin, extendsChain: [], allowed: allowed, baseDirectory: baseDirectory)
+        // The preset bound on steps (PresetBounds), told at the first filter past it.
+        guard reader.withinChainBound(objects) else { return (nil, reader.errors.map { renamedBound($0) }) }
         let elements = objects.enumerated().map { i, o in ChainElement.filter(o, path: "filters[\(i)]", graph: nil) }
         let built = reader.buildChain(elements, userIds: false)
         let names = objects.map { $0["filter"].flatMap { v -> String? in if case .string(let s) = v.kind { return s }; return nil } ?? "?" }
@@ -55,6 +57,10 @@ public enum InlineFilter {
         }
         guard errors.isEmpty, let built else { return (nil, errors) }
         return (InlineChain(text: text, filters: built.filters, shaders: built.shaders), [])
+    }
+
+    static func renamedBound(_ d: PresetDiagnostic) -> PresetDiagnostic {
+        PresetDiagnostic(d.severity, file: d.file, line: d.line, column: d.column, path: "", d.message.replacingAll("a chain has", with: "--filter has"))
     }
 
     /// `filters[1].end` is `vignette.end` in a one-line chain: the user wrote names, not indices.
