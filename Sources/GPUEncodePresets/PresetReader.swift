@@ -533,6 +533,9 @@ final class PresetReader {
         }
     }
 
+    /// Names a shader's own parameter cannot have: the filter's members and the built-ins.
+    static let reservedShaderParameters = ["source", "file", "parameters", "filter", "id"] + ShaderFilter.builtins.map(\.name)
+
     /// A custom shader's declaration: its source (inline or a file) and the parameters it declares.
     func shader(_ value: JSONValue, _ path: String) throws -> FilterDeclaration {
         var source: String
@@ -561,7 +564,7 @@ final class PresetReader {
                 guard name.first.map({ $0.isLetter }) == true, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
                     throw fail(spec, p, "a parameter name must be a GLSL identifier")
                 }
-                guard !(["source", "file", "parameters", "filter"] + ShaderFilter.builtins.map(\.name)).contains(name) else {
+                guard !Self.reservedShaderParameters.contains(name) else {
                     throw fail(spec, p, "\"\(name)\" is reserved")
                 }
                 let typeName = try spec["type"].map { try string($0, p + ".type") } ?? "float"

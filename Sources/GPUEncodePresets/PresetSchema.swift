@@ -154,6 +154,10 @@ public enum PresetSchema {
             props.append(("parameters", .object([
                 ("description", .string("The shader's own uniforms: NAME: {\"type\": float|int|bool|vec2|vec3|vec4|color, \"default\", \"range\": [min, max], \"description\"}.")),
                 ("type", .string("object")),
+                // GLSL identifiers, not the built-ins the shader already has nor the filter's own members
+                // (PresetReader.shader refuses the same).
+                ("propertyNames", .object([("pattern", .string("^[A-Za-z][A-Za-z0-9_]*$")),
+                                           ("not", .object([("enum", .strings(PresetReader.reservedShaderParameters))]))])),
                 ("additionalProperties", .object([
                     ("type", .string("object")),
                     ("properties", .object([
