@@ -9,6 +9,9 @@ public struct BatchJob: Sendable {
     public let output: String
     /// The preset as asked for (`sepia`, `looks/warm.json`).
     public let presetSpec: String
+    /// The inline filters as given (`--filter` or the manifest's `filter` column), run after the
+    /// preset's chain; they are in `preset.filters` and its digest.
+    public let filterSpec: String?
     public let preset: Preset
     /// `fnv1a64:` hash of the preset's resolved JSON: the same preset however it was named.
     public let presetDigest: String
@@ -35,7 +38,8 @@ public struct BatchJob: Sendable {
     }
 
     /// What the shard assignment hashes: the input path as planned and the preset as asked for.
-    public var shardKey: String { input + "\u{0}" + presetSpec }
+    /// Inline filters join it only when given, so jobs without them keep their shards.
+    public var shardKey: String { input + "\u{0}" + presetSpec + (filterSpec.map { "\u{0}" + $0 } ?? "") }
 }
 
 /// What `gpuencode batch` was asked to do, before any file is looked at.
@@ -49,6 +53,8 @@ public struct BatchRequest: Sendable {
     public var outDir: String?
     public var template = BatchRequest.defaultTemplate
     public var presetSpec = "identity"
+    /// `--filter`: inline filters after the preset for every job without a `filter` column value.
+    public var filterSpec: String?
     public var overrides = EncodeOverrides()
     public var presetDirectories: [String] = []
     /// Folders beyond each preset's own that its file references may point into (`--allow-path`).
@@ -92,6 +98,7 @@ public enum BatchPlanner {
         try checkTemplate(request.template)
         let library = PresetLibrary(presetDirectories: request.presetDirectories, allowed: request.allowed)
         var presets: [String: (Preset, String)] = [:]
+        var combined: [String: (Preset, String)] = [:]
         func preset(_ spec: String) throws -> (Preset, String) {
             if let p = presets[spec] { return p }
             let p = try library.load(spec)
@@ -99,9 +106,28 @@ public enum BatchPlanner {
             presets[spec] = (p, digest)
             return (p, digest)
         }
+        // The preset with a job's inline filters after it; the digest is the combination's, so a
+        // changed filter string redoes the job.
+        let workingDirectory = absolutePath(".")
+        func preset(_ spec: String, filter: (text: String, origin: String, base: String)?) throws -> (Preset, String) {
+            guard let filter else { return try preset(spec) }
+            let key = spec + "\u{0}" + filter.text + "\u{0}" + filter.base
+            if let p = combined[key] { return p }
+            let folder = filter.origin == "--filter" ? "the working directory" : "the manifest's folder"
+            let chain = try InlineFilter.parse(filter.text, origin: filter.origin, baseDirectory: filter.base, folder: folder, allowed: request.allowed)
+            let p = try preset(spec).0.appending(chain)
+            let result = (p, "fnv1a64:" + FNV1a64.hex(FNV1a64.hash(PresetWriter.text(p))))
+            combined[key] = result
+            return result
+        }
 
         /// `row`: a manifest row's settings (empty for files and folders), above the batch's flags.
-        struct Draft { let input: String; let relativeDir: String; let output: String?; let presetSpec: String; let row: EncodeOverrides; let origin: String }
+        struct Draft {
+            let input: String; let relativeDir: String; let output: String?; let presetSpec: String; let row: EncodeOverrides; let origin: String
+            /// Inline filters: the text, where errors point (`--filter`, `jobs.csv:3: filter`), where files resolve.
+            var filter: (text: String, origin: String, base: String)?
+        }
+        let flagFilter = request.filterSpec.map { (text: $0, origin: "--filter", base: workingDirectory) }
         var drafts: [Draft] = []
         let outDirAbsolute = request.outDir.map(absolutePath)
 
@@ -110,10 +136,10 @@ public enum BatchPlanner {
                 let files = walk(argument, recursive: request.recursive, include: request.include, skip: outDirAbsolute)
                 for rel in files {
                     drafts.append(Draft(input: joinPath(argument, rel), relativeDir: splitPath(rel).base == rel ? "" : splitPath(rel).dir,
-                                        output: nil, presetSpec: request.presetSpec, row: EncodeOverrides(), origin: argument))
+                                        output: nil, presetSpec: request.presetSpec, row: EncodeOverrides(), origin: argument, filter: flagFilter))
                 }
             } else if fileExists(argument) {
-                drafts.append(Draft(input: argument, relativeDir: "", output: nil, presetSpec: request.presetSpec, row: EncodeOverrides(), origin: argument))
+                drafts.append(Draft(input: argument, relativeDir: "", output: nil, presetSpec: request.presetSpec, row: EncodeOverrides(), origin: argument, filter: flagFilter))
             } else {
                 throw GPUEncodeError(.input, path: argument, "no such file or folder")
             }
@@ -122,7 +148,7 @@ public enum BatchPlanner {
             for row in try Manifest.read(manifest) {
                 drafts.append(Draft(input: row.input, relativeDir: row.relativeDir, output: row.output,
                                     presetSpec: row.preset ?? request.presetSpec, row: row.overrides,
-                                    origin: row.origin))
+                                    origin: row.origin, filter: row.filter.map { (text: $0, origin: "\(row.origin): filter", base: row.base) } ?? flagFilter))
             }
         }
         if drafts.isEmpty {
@@ -134,7 +160,7 @@ public enum BatchPlanner {
         var inputs: [String: String] = [:]
         for d in drafts { inputs[absolutePath(d.input)] = d.input }
         for d in drafts {
-            let (p, digest) = try preset(d.presetSpec)
+            let (p, digest) = try preset(d.presetSpec, filter: d.filter)
             let output: String
             if let explicit = d.output {
                 output = explicit
@@ -162,7 +188,7 @@ public enum BatchPlanner {
             do { try checkOutputContainer(path: output, codec: settings.codec) } catch let e as GPUEncodeError {
                 throw GPUEncodeError(.usage, path: output, "\(e.message) (job for \(d.input) from \(d.origin))")
             }
-            let job = BatchJob(index: jobs.count, input: d.input, output: output, presetSpec: d.presetSpec, preset: p,
+            let job = BatchJob(index: jobs.count, input: d.input, output: output, presetSpec: d.presetSpec, filterSpec: d.filter?.text, preset: p,
                                presetDigest: digest, overrides: d.row.over(request.overrides), settings: settings, origin: d.origin)
             let key = absolutePath(output)
             if let other = writers[key] {
@@ -253,17 +279,22 @@ struct ManifestRow {
     let relativeDir: String
     let output: String?
     let preset: String?
+    /// Inline filters after the preset (the `filter` column), their files relative to `base`.
+    let filter: String?
+    /// The manifest's folder, absolute.
+    let base: String
     let overrides: EncodeOverrides
     let origin: String
 }
 
 /// `--manifest jobs.json` (an array of objects, or `{"jobs": [...]}`) or `jobs.csv` (a header row
-/// naming the columns). Fields: input (required), output, preset, and every encode setting a
+/// naming the columns). Fields: input (required), output, preset, filter, and every encode setting a
 /// manifest takes (`EncodeSetting.manifestKeys`: codec, speed, crf, ...; also in snake_case or
 /// kebab-case, and x264Preset for speed). Metadata is `metadata.KEY` columns in CSV, a
 /// `"metadata": {KEY: VALUE}` object in JSON. Relative paths are relative to the manifest's folder.
 enum Manifest {
-    static let pathFields = ["input", "output", "preset"]
+    /// The fields that are not encode settings (`filter`: inline filters after the preset, as --filter).
+    static let pathFields = ["input", "output", "preset", "filter"]
     static var fields: [String] { pathFields + EncodeSetting.manifestKeys }
     static let metadataPrefix = "metadata."
 
@@ -370,7 +401,8 @@ enum Manifest {
             let written = splitPath(input)
             let relDir = input.hasPrefix("/") || input.split(separator: "/").contains("..") || written.base == input ? "" : normalizePath(written.dir)
             let output = v["output"].map { $0.hasPrefix("/") ? $0 : joinPath(base, $0) }
-            return ManifestRow(input: inputPath, relativeDir: relDir == "." ? "" : relDir, output: output, preset: v["preset"], overrides: o, origin: r.origin)
+            return ManifestRow(input: inputPath, relativeDir: relDir == "." ? "" : relDir, output: output, preset: v["preset"],
+                               filter: v["filter"], base: absolutePath(base), overrides: o, origin: r.origin)
         }
     }
 }

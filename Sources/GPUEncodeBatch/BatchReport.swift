@@ -42,7 +42,8 @@ public struct JobResult: Sendable {
             ("index", .int(job.index)),
             ("input", .str(job.input)),
             ("output", .str(job.output)),
-            ("preset", .obj([("name", .str(job.preset.name)), ("spec", .str(job.presetSpec)), ("digest", .str(job.presetDigest))])),
+            ("preset", .obj([("name", .str(job.preset.name)), ("spec", .str(job.presetSpec)), ("digest", .str(job.presetDigest))]
+                            + (job.filterSpec.map { [("filter", .str($0))] } ?? []))),
             ("status", .str(status.rawValue)),
             ("reason", .str(reason)),
             ("error", .str(error)),

@@ -21,12 +21,47 @@ public enum CustomFilters {
 ///         gl_FragColor = vec4(mix(c.rgb, vec3(1.0) - c.rgb, amount), c.a);
 ///     }
 ///
-/// It runs as a pass of its own (it may sample anywhere). Built in: `time` (seconds), `frameIndex`,
-/// `texelWidth`, `texelHeight` (one pixel in texture coordinates, as GPUImage's 3x3 filters have),
-/// `inputSize` (pixels). It is compiled once per run; a compile error names the preset and the line in
-/// the shader's own text.
+/// It runs as a pass of its own (it may sample anywhere). Built in (`builtins`, docs/presets.md):
+/// `time` (seconds), `frameIndex`, `texelWidth`, `texelHeight` (one pixel in texture coordinates, as
+/// GPUImage's 3x3 filters have), `inputSize` and `outSize` (pixels), `averageColor`. A shader written
+/// for GPUImage declares some of them itself (`uniform float time;`): such a declaration, with the
+/// built-in's type, is dropped like the `inputImageTexture` one; with another type it is an error at
+/// its line (`builtinProblem`). It is compiled once per run; a compile error names the preset and the
+/// line in the shader's own text.
 public enum ShaderFilter {
     public static let parameterTypes = ["float", "int", "bool", "vec2", "vec3", "vec4", "color"]
+
+    /// What every custom shader can read without declaring it, with its GLSL type and meaning
+    /// (the chain's uniforms, FilterCodegen.builtins, and the GPUImage names defined here).
+    public static let builtins: [(name: String, type: String, meaning: String)] = [
+        ("textureCoordinate", "vec2", "this pixel's position, (0, 0) at the top-left corner to (1, 1) at the bottom-right"),
+        ("inputImageTexture", "sampler2D", "the picture so far (read with texture2D or texture)"),
+        ("time", "float", "seconds from the start of the output"),
+        ("frameIndex", "float", "the frame's number, from 0"),
+        ("inputSize", "vec2", "the input picture in pixels"),
+        ("outSize", "vec2", "the output picture in pixels (the same as inputSize)"),
+        ("texelWidth", "float", "one pixel's width in texture coordinates (1.0 / inputSize.x)"),
+        ("texelHeight", "float", "one pixel's height in texture coordinates (1.0 / inputSize.y)"),
+        ("averageColor", "vec4", "the mean RGBA (0-1) measured by an earlier averageColor filter, else 0"),
+    ]
+
+    /// The uniform built-ins a shader may redeclare (the others are `varying` or a sampler).
+    static let uniformBuiltins = builtins.filter { !["textureCoordinate", "inputImageTexture"].contains($0.name) }
+
+    /// The first line that declares a built-in as a uniform of another type (`uniform int time;`),
+    /// with what to write instead; nil when there is none. Declarations of the right type are dropped.
+    public static func builtinProblem(in source: String) -> (line: Int, message: String)? {
+        for (i, line) in source.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let t = String(line).trimmingSpaces
+            guard t.hasPrefix("uniform") else { continue }
+            let words = t.split(whereSeparator: { " \t;[".contains($0) }).map(String.init)
+            let type = words.dropFirst().first { !["lowp", "mediump", "highp"].contains($0) }
+            for b in uniformBuiltins where words.contains(b.name) && type != b.type {
+                return (i + 1, "\(b.name) is a built-in \(b.type) (\(b.meaning)); declare it as `uniform \(b.type) \(b.name);` or leave the declaration out")
+            }
+        }
+        return nil
+    }
 
     /// The generic entry, for listings; a preset's `shader` gets a declaration of its own from `make`.
     public static let declaration = FilterDeclaration(
@@ -59,7 +94,8 @@ public enum ShaderFilter {
         let body = source.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
             let t = String(line).trimmingSpaces
             let drop = (t.hasPrefix("varying") && t.contains("textureCoordinate"))
-                || (t.hasPrefix("uniform") && (t.contains("inputImageTexture") || parameters.contains { p in declares(t, p.name) }))
+                || (t.hasPrefix("uniform") && (t.contains("inputImageTexture") || parameters.contains { p in declares(t, p.name) }
+                                                || uniformBuiltins.contains { b in declares(t, b.name) }))
                 || t.hasPrefix("#version") || t.hasPrefix("precision")
             return drop ? "" : String(line).replacingAll("void main", with: "void {{p}}userMain")
         }.joined(separator: "\n")

@@ -42,6 +42,18 @@ public enum FilterDocs {
         return s
     }
 
+    /// The file parameters of every filter, as docs/presets.md lists them ("`lut3d`'s `file`, ..."):
+    /// generated, so a renamed parameter (toneCurve's is `acv`) cannot leave the page behind.
+    /// docs/presets.md holds it between `<!-- generated: file-parameters -->` and `<!-- /generated -->`.
+    public static func fileParameters() -> String {
+        FilterRegistry.all.flatMap { d in
+            d.parameters.compactMap { p -> String? in
+                if case .file = p.type { return "`\(d.name)`'s `\(p.name)`" }
+                return nil
+            }
+        }.joined(separator: ", ")
+    }
+
     static func kind(_ d: FilterDeclaration) -> String {
         switch d.kind {
         case .point: return "point"

@@ -42,10 +42,15 @@ final class PresetReader {
     /// The largest bound a custom shader's float parameter may declare: well inside a GLSL float.
     static let maxShaderFloat = 1e30
 
-    init(origin: String, extendsChain: [String], allowed: AllowedPaths = .none) {
+    /// Where relative file names resolve when that is not the preset file's folder: the working
+    /// directory for `--filter`, a manifest's folder for its `filter` column.
+    let baseDirectory: String?
+
+    init(origin: String, extendsChain: [String], allowed: AllowedPaths = .none, baseDirectory: String? = nil) {
         self.origin = origin
         self.extendsChain = extendsChain
         self.allowed = allowed
+        self.baseDirectory = baseDirectory
     }
 
     func fail(_ value: JSONValue, _ path: String, _ message: String) -> PresetDiagnostic {
@@ -99,6 +104,7 @@ final class PresetReader {
     }
 
     var context: ResourceContext {
+        if let baseDirectory { return ResourceContext(baseDirectory: baseDirectory, origin: origin, allowed: allowed) }
         if origin.hasPrefix("builtin:") { return ResourceContext(baseDirectory: nil, builtin: true, origin: origin, embeddedFile: { BuiltinPresetSources.file($0) }) }
         return ResourceContext(baseDirectory: splitPath(origin).dir, origin: origin, allowed: allowed)
     }
@@ -504,6 +510,11 @@ final class PresetReader {
         case nil: break
         }
         if failed { throw AlreadyReported() }
+        // A blend with nothing to blend was a silent identity; in a graph the input count is checked
+        // (PresetGraph), so this is the chain's (and --filter's) "with".
+        if isBlend && graph == nil && overlay == nil {
+            throw fail(value, path, "\(name) is a blend and needs \"with\": the picture blended over the chain so far (a colour such as \"#ff8000\", an image file, a generator object or {\"node\": ID})")
+        }
         var instance = FilterInstance(declaration, values: values, overlay: overlay, context: context)
         if let graph {
             instance.id = graph.name
@@ -521,6 +532,9 @@ final class PresetReader {
             throw fail(value, path, "\(name): \(e.message)")
         }
     }
+
+    /// Names a shader's own parameter cannot have: the filter's members and the built-ins.
+    static let reservedShaderParameters = ["source", "file", "parameters", "filter", "id"] + ShaderFilter.builtins.map(\.name)
 
     /// A custom shader's declaration: its source (inline or a file) and the parameters it declares.
     func shader(_ value: JSONValue, _ path: String) throws -> FilterDeclaration {
@@ -540,6 +554,9 @@ final class PresetReader {
             throw fail(value, path, "shader: missing \"source\" (the GLSL) or \"file\" (a .frag file beside the preset)")
         }
         guard source.contains("main") else { throw fail(value, path, "shader: the source has no main()") }
+        if let (line, problem) = ShaderFilter.builtinProblem(in: source) {
+            throw fail(value["source"] ?? value["file"] ?? value, path, "shader: \(sourceName) line \(line): \(problem)")
+        }
         var parameters: [ParameterDeclaration] = []
         if let declared = value["parameters"] {
             for (name, spec) in try members(declared, path + ".parameters") {
@@ -547,7 +564,7 @@ final class PresetReader {
                 guard name.first.map({ $0.isLetter }) == true, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
                     throw fail(spec, p, "a parameter name must be a GLSL identifier")
                 }
-                guard !["source", "file", "parameters", "filter", "time", "frameIndex"].contains(name) else {
+                guard !Self.reservedShaderParameters.contains(name) else {
                     throw fail(spec, p, "\"\(name)\" is reserved")
                 }
                 let typeName = try spec["type"].map { try string($0, p + ".type") } ?? "float"

@@ -3,9 +3,11 @@ import GPUEncodeFilters
 import GPUEncodeSettings
 
 /// A loaded preset written back as JSON (`gpuencode presets show`): the current version, the chain form,
-/// with `extends` applied, every parameter given (defaults filled in) and a graph compiled into its
-/// chain (nodes keep their names as ids; `{"node": NAME}` steps bring back an earlier node's
-/// picture). Loading the result gives the same filters.
+/// with `extends` applied, every parameter that differs from its default (a default written out would
+/// be a warning when the output is loaded) and a graph compiled into its chain (nodes keep their names
+/// as ids; `{"node": NAME}` steps bring back an earlier node's picture). File names are absolute, so
+/// the output loads from any folder (given --allow-path for the files' folders). Loading the result
+/// gives the same filters.
 public enum PresetWriter {
     public static func json(_ preset: Preset) -> JSONValue {
         var members: [(String, JSONValue)] = [("version", .number(Preset.currentVersion)), ("name", .string(preset.name))]
@@ -29,11 +31,16 @@ public enum PresetWriter {
         if f.declaration.name == NodeInputFilter.name { return .object([("node", .string(f.string("node")))]) }
         var members: [(String, JSONValue)] = [("filter", .string(f.declaration.name))]
         if let id = f.id { members.append(("id", .string(id))) }
-        if let shader { members += shader.members.map { ($0.key, $0.value) } }
+        if let shader {
+            members += shader.members.map { m in
+                if m.key == "file", case .string(let path) = m.value.kind, !f.context.builtin { return (m.key, .string(absolutePath(f.context.resolve(path)))) }
+                return (m.key, m.value)
+            }
+        }
         for p in f.declaration.parameters {
-            guard let v = f.values[p.name] else { continue }
+            guard let v = f.values[p.name], v != p.defaultValue else { continue }
             if case .file = p.type, case .string(let path) = v, !path.isEmpty, !f.context.builtin {
-                members.append((p.name, .string(f.context.resolve(path))))
+                members.append((p.name, .string(absolutePath(f.context.resolve(path)))))
                 continue
             }
             members.append((p.name, value(v, p.type)))

@@ -11,7 +11,7 @@ struct BatchCommand: ParsableCommand {
         discussion: """
         INPUTS are files and folders (a folder's files matching --include; --recursive to descend, \
         mirroring its subfolders under --out-dir), and/or --manifest jobs.json|jobs.csv with one job \
-        per row: input (required), output, preset, and any of \(EncodeSetting.manifestKeys.joined(separator: ", ")) (the flags' \
+        per row: input (required), output, preset, filter (as --filter), and any of \(EncodeSetting.manifestKeys.joined(separator: ", ")) (the flags' \
         values; x264Preset is read as speed), metadata.KEY columns (JSON: "metadata": {KEY: VALUE}). \
         A manifest's relative paths are relative to its own folder. Outputs are --out-dir/--name, or \
         the manifest's output column. Two jobs writing one file is an error before anything runs.
@@ -88,6 +88,8 @@ struct BatchCommand: ParsableCommand {
 
     @Option(name: .customLong("preset-dir"), help: ArgumentHelp("A folder of NAME.json presets searched first; repeatable.", valueName: "dir"))
     var presetDirs: [String] = []
+
+    @OptionGroup(title: "Inline filters (a manifest's filter column wins for its row)") var inlineFilters: FilterOptions
 
     @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
 
@@ -181,6 +183,7 @@ struct BatchCommand: ParsableCommand {
         request.outDir = outDir
         request.template = name
         request.presetSpec = preset
+        request.filterSpec = inlineFilters.filter
         request.presetDirectories = presetDirs + (Environment.userPresetDirectory.map { [$0] } ?? [])
         request.allowed = try readAccess.allowed()
         let overrides = try encode.overrides(threadsMayBeAuto: false)

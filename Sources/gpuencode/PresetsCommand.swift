@@ -61,10 +61,11 @@ struct PresetsCommand: ParsableCommand {
             abstract: "Print a preset as the program runs it: JSON, version \(Preset.currentVersion), chain form.",
             usage: "gpuencode presets show <name|file> [--preset-dir <dir> ...] [<options>]",
             discussion: """
-            `extends` is applied, old versions are upgraded, every parameter is written with its value \
-            (defaults filled in), and a graph is compiled into its chain (nodes keep their names as ids; \
-            {"node": NAME} steps bring back an earlier node's picture). Relative file names are \
-            resolved against the preset's folder. The output loads as a preset of its own.
+            `extends` is applied, old versions are upgraded, every parameter that differs from its \
+            default is written with its value, and a graph is compiled into its chain (nodes keep their \
+            names as ids; {"node": NAME} steps bring back an earlier node's picture). File names (LUTs, \
+            images, curves, shader files) are made absolute, so the output loads as a preset of its own \
+            from any folder (with --allow-path for the folder of those files).
             """
         )
 

@@ -39,6 +39,8 @@ struct PreviewCommand: ParsableCommand {
 
     @OptionGroup(title: "Files presets may read") var readAccess: AllowPathOptions
 
+    @OptionGroup var inlineFilters: FilterOptions
+
     func library() throws -> PresetLibrary { PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed()) }
 
     @Option(help: ArgumentHelp("Time of the frame in seconds from the start (the first frame at or after it). Default: 10% of the way into the video, a more typical frame than the first, which is often black (the first frame when the length is unknown).", valueName: "seconds"))
@@ -97,7 +99,8 @@ struct PreviewCommand: ParsableCommand {
     /// The preset, or the comparison built from it.
     func loadPreset() throws -> Preset {
         let library = try library()
-        return try comparison.apply(to: try library.load(preset), duration: nil, library: library)
+        let base = try inlineFilters.apply(to: try library.load(preset), allowed: try readAccess.allowed())
+        return try comparison.apply(to: base, duration: nil, library: library)
     }
 
     /// `--watch`: polls the files behind the picture and renders again when one changes.

@@ -25,6 +25,8 @@ struct TranscodeCommand: ParsableCommand {
           gpuencode in.mp4 out.mp4 --codec hevc --crf 26    (HEVC, tagged hvc1)
           gpuencode in.mp4 out.webm -c:v libsvtav1 --speed fast
           gpuencode in.mp4 out.mp4 --preset grayscale --bitrate 4M -y
+          gpuencode in.mp4 out.mp4 --filter 'sepia:intensity=0.5,vignette:end=0.9'
+          gpuencode in.mp4 out.mp4 --preset toaster -vf gaussianBlur=2  (after it)
           gpuencode in.mp4 cmp.mp4 --preset sepia --compare --split-animate
           gpuencode photo.jpg toned.png --preset toaster          (pictures too)
           gpuencode in.mp4 out.mp4 --dry-run          (the plan; writes nothing)
@@ -90,6 +92,8 @@ struct TranscodeCommand: ParsableCommand {
 
     @Option(name: .customLong("preset-dir"), help: ArgumentHelp("A folder of NAME.json presets searched before ~/.config/gpuencode/presets and the built-ins; repeatable.", valueName: "dir"))
     var presetDirs: [String] = []
+
+    @OptionGroup var inlineFilters: FilterOptions
 
     @Flag(name: [.customShort("y"), .customLong("overwrite")], help: "Overwrite the output if it exists, or if another writer creates it while this run writes.")
     var overwrite = false
@@ -169,7 +173,9 @@ struct TranscodeCommand: ParsableCommand {
         if let n = benchmarkFilters {
             do {
                 let selection = try gpuOptions.selection()
-                let r = try FilterBenchmark.run(input: input!, preset: try PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed()).load(preset), gpu: selection, path: path, frames: n,
+                let allowed = try readAccess.allowed()
+                let loaded = try inlineFilters.apply(to: try PresetLibrary(commandLine: presetDirs, allowed: allowed).load(preset), allowed: allowed)
+                let r = try FilterBenchmark.run(input: input!, preset: loaded, gpu: selection, path: path, frames: n,
                                                 transfer: Environment.transfer, synchronous: Environment.synchronousBenchmark)
                 print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
             } catch let error as GPUEncodeError {
@@ -189,8 +195,10 @@ struct TranscodeCommand: ParsableCommand {
             // Before anything opens the input: a FIFO input blocks in open until its writer comes,
             // and SIGINT/SIGTERM must stop that as an interruption (130/143), not a read error.
             gpuencode_install_signal_handlers()
-            let library = PresetLibrary(commandLine: presetDirs, allowed: try readAccess.allowed())
-            let base = try library.load(self.preset)
+            let allowed = try readAccess.allowed()
+            let library = PresetLibrary(commandLine: presetDirs, allowed: allowed)
+            // --filter's filters run after the preset's chain (after a graph's output).
+            let base = try inlineFilters.apply(to: try library.load(self.preset), allowed: allowed)
             // A flag given on the command line wins over the preset's "encode", which wins over the
             // defaults: the same resolution a batch job gets. What depends on the codec (crf scale,
             // params for another codec, a container that cannot hold it) stops here, before the

