@@ -15,6 +15,9 @@ final class EncodeStage {
     /// stream's): the output starts at 0 unless --copyts (Timeline). The frames keep the input's
     /// times until here, so filters and progress count from the video's own start.
     private let shift: Int64
+    /// `--fps`: frames are retimed (repeated, dropped) to ticks of 1/rate from the output's start
+    /// (the shift is taken off first), and the encoder counts in those ticks.
+    private var frameRate: FrameRateConverter?
     /// Frames encoded so far (read by other threads only after this stage's thread is joined).
     private(set) var frames = 0
     /// The setup's warnings (audio re-encoded, tags the container drops), printed with the first
@@ -22,11 +25,12 @@ final class EncodeStage {
     let setupWarnings: DeferredLog
 
     init(encoder: VideoEncoder, stream: UnsafeMutablePointer<AVStream>, output: OutputFile, options: TranscodeOptions, shift: Int64,
-         mediaStart: Double, mediaDuration: Double?) {
+         mediaStart: Double, mediaDuration: Double?, frameRate: FrameRateConverter? = nil) {
         self.encoder = encoder
         self.stream = stream
         self.output = output
         self.shift = shift
+        self.frameRate = frameRate
         progress = options.progress
         onFrame = options.onFrame
         self.mediaStart = mediaStart
@@ -39,6 +43,23 @@ final class EncodeStage {
     var interlacedTopFieldFirst: Bool?
 
     func encode(_ frame: Frame) throws {
+        guard var rate = frameRate else { return try encodeOne(frame) }
+        // Progress counts the input's time.
+        let position = seconds(frame.pts, rate.input) - mediaStart
+        let retimed = rate.push(frame, pts: frame.pts - shift)
+        frameRate = rate
+        try encodeRetimed(retimed, position: position)
+    }
+
+    private func encodeRetimed(_ frames: [(frame: Frame, pts: Int64)], position: Double) throws {
+        for (f, tick) in frames {
+            f.pts = tick
+            f.duration = 1
+            try encodeOne(f, position: position)
+        }
+    }
+
+    private func encodeOne(_ frame: Frame, position given: Double? = nil) throws {
         let pts = frame.pts
         if let tff = interlacedTopFieldFirst, !frame.interlaced {
             frame.interlaced = true
@@ -47,19 +68,24 @@ final class EncodeStage {
         try encoder.encode(frame, emit: write)
         frames += 1
         if frames == 1 { setupWarnings.release() }
-        let position = seconds(pts, encoder.context.pointee.time_base) - mediaStart
+        let position = given ?? seconds(pts, encoder.context.pointee.time_base) - mediaStart
         progress?.update(frames: frames, position: position, total: mediaDuration)
         onFrame?(frames, position, mediaDuration)
     }
 
     /// After the last frame: what the encoder still holds.
     func finish() throws {
+        if var rate = frameRate {
+            try encodeRetimed(rate.finish(), position: mediaDuration ?? 0)
+            frameRate = rate
+        }
         try encoder.encode(nil, emit: write)
         progress?.update(frames: frames, position: mediaDuration ?? 0, total: mediaDuration, final: true)
     }
 
     private func write(_ packet: Packet) throws {
-        if shift != 0 {
+        // With --fps the frames' ticks already count from the output's start.
+        if shift != 0 && frameRate == nil {
             if packet.pointer.pointee.pts != AV_NOPTS { packet.pointer.pointee.pts -= shift }
             if packet.pointer.pointee.dts != AV_NOPTS { packet.pointer.pointee.dts -= shift }
         }
