@@ -28,7 +28,8 @@ public struct EncodeSetting: Sendable {
         case word([String])
         /// Free text (JSON string).
         case text
-        /// A rate such as 4M or 2500k (JSON string, or a number of bits per second).
+        /// A rate such as 4M or 2500k (JSON string, or a number of bits per second); also a frame
+        /// rate (`fps`: 30, "30000/1001").
         case rate
         /// On or off: a flag on the command line, true/false elsewhere.
         case flag
@@ -378,7 +379,7 @@ extension EncodeSetting {
             parse: { text, _, o in
                 guard let (w, h) = ScaleRequest.parseSize(text) else { return "\"\(text)\" is not WIDTHxHEIGHT in pixels, such as 1280x720" }
                 if let problem = ScaleRequest.sideProblem(w, "width") ?? ScaleRequest.sideProblem(h, "height") { return problem }
-                if o.width != nil || o.height != nil { return "--size gives the width and the height: give --size or --width/--height, not both" }
+                if o.width != nil || o.height != nil { return "the width and the height are given by --size: give --size or --width/--height, not both" }
                 o.size = [w, h]
                 return nil
             },
@@ -392,7 +393,7 @@ extension EncodeSetting {
         EncodeSetting(
             key: "fps", flags: ["--fps", "-r"], valueName: "rate",
             help: "Constant output frame rate: 30, 29.97 (2997/100, as ffmpeg reads it), 30000/1001, or ntsc, pal, film, ntsc-film. Frames are duplicated or dropped exactly as ffmpeg's fps filter does (-vf fps=RATE: each output time takes the frame shown at it, rounded to the nearest tick, from the first frame's time; the last frame lasts to its end). Without it the input's timing is kept, variable rate included. Audio is untouched.",
-            kind: .text, places: .everywhere,
+            kind: .rate, places: .everywhere,
             parse: { text, _, o in
                 guard let rate = FrameRate.parse(text) else {
                     return "\"\(text)\" is not a frame rate such as 30, 29.97, 30000/1001, ntsc, pal or film (above 0, at most \(formatNumber(FrameRate.maximum)))"
@@ -430,7 +431,7 @@ extension EncodeSetting {
                 let (v, problem) = ScaleRequest.parseSide(decimal(text).flatMap { Int(wholeNumber: $0) }.map(String.init) ?? text, what)
                 if let problem { return problem }
                 if o.size != nil && (key == "width" || key == "height") {
-                    return "--size gives the width and the height: give --size or --width/--height, not both"
+                    return "the width and the height are given by --size: give --size or --width/--height, not both"
                 }
                 o[keyPath: keyPath] = v
                 return nil
