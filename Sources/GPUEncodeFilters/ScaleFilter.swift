@@ -29,8 +29,11 @@ public enum ScaleFilter {
             x = abs(x);
             if (x < 1e-4) return 1.0;
             if (x >= 3.0) return 0.0;
+            // sin(pi x) from sin(pi x / 3) by the triple-angle identity: one sine per tap (llvmpipe
+            // computes each in software).
             float px = 3.14159265358979 * x;
-            return 3.0 * sin(px) * sin(px / 3.0) / (px * px);
+            float s = sin(px / 3.0);
+            return 3.0 * s * (3.0 * s - 4.0 * s * s * s) / (px * px);
         }
         """, passes: ["""
         vec4 {{p}}run(vec2 uv) {
