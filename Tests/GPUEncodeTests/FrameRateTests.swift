@@ -130,6 +130,26 @@ final class FrameRateTests: GPUEncodeTestCase {
         XCTAssertEqual(try identities(kept), Array(0..<50))
     }
 
+    /// A real clip whose video starts 83 ms after its audio (the deer, 23.976 fps) at 30 fps: the same frame
+    /// times as ffmpeg's fps filter (28 frames from 0.1 s; the ffmpeg CLI's MP4 default of -fps_mode cfr would
+    /// also repeat the first frame from 0, which is not the filter's output), and the same pictures.
+    func testRealClipStartsWhereFFmpegsFilterDoes() throws {
+        let clip = try Paths.media("h264_aac_1080p_deer_1s.mp4")
+        let ours = scratch("deer30.mp4"), theirs = scratch("deer30-ffmpeg.mkv")
+        let r = try gpuencode([clip.path, ours.path, "--fps", "30", "--crf", "0", "--speed", "ultrafast"])
+        XCTAssertEqual(r.status, ExitCode.ok, r.summary)
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", clip.path, "-vf", "fps=30", "-fps_mode", "passthrough",
+                                         "-c:v", "libx264", "-qp", "0", "-preset", "ultrafast", "-an", theirs.path])
+        let a = try Oracle.frameTimes(ours), b = try Oracle.frameTimes(theirs)
+
+        XCTAssertEqual(a.count, b.count)
+        for (x, y) in zip(a, b) { XCTAssertEqual(x, y, accuracy: 0.001) }
+        // Frame i against frame i: the same source frames (a wrong pick costs tens of dB on moving footage).
+        let psnr = try Oracle.psnr(ours, theirs)
+        print("deer at 30: \(a.count) frames from \(a.first ?? -1) s; ffmpeg \(b.count) from \(b.first ?? -1) s; \(psnr) dB frame for frame")
+        XCTAssertGreaterThan(psnr, 45, "the same pictures in the same order: \(psnr) dB")
+    }
+
     /// Copied audio is the same packets with --fps as without, in both containers.
     func testAudioUnaffected() throws {
         let clip = try numbered("sound.mkv", rate: "50", seconds: 1, audio: true)
