@@ -370,7 +370,7 @@ extension EncodeSetting {
                     help: "Scale to this width in pixels (even), keeping the displayed aspect: the height follows, rounded to even. Sizes are of the picture as shown: upright (a phone clip's rotation applied) and with non-square pixels made square. With --height, the picture fits inside the box. Scaling is the last step, after the preset (its crops included), on the GPU with Lanczos-3 (widened when shrinking, as swscale's). -w is HandBrake's spelling.",
                     keyPath: \.width),
         sideSetting("height", flags: ["--height"], what: "height",
-                    help: "Scale to this height in pixels (even), keeping the displayed aspect (as --width): --height 720 makes 720p of any 16:9 clip, upright or not.",
+                    help: "Scale to this height in pixels (even), keeping the displayed aspect (as --width): --height 720 makes a 16:9 clip 1280x720, and a phone clip shot upright 406x720.",
                     keyPath: \.height),
         EncodeSetting(
             key: "size", flags: ["--size"], valueName: "WxH",
