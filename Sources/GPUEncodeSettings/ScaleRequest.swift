@@ -53,7 +53,8 @@ public struct ScaleRequest: Sendable, Equatable {
             let byWidth = maxWidth.map { Double($0) / tw == shrink } ?? false
             if byWidth { (tw, th) = (Double(maxWidth!), Double(maxWidth!) / aspect) } else { (tw, th) = (Double(maxHeight!) * aspect, Double(maxHeight!)) }
         }
-        func even(_ v: Double) -> Int { min(ScaleRequest.maxSide, max(2, 2 * Int((v / 2).rounded()))) }
+        // Not clamped to maxSide: a side past it is refused by the caller rather than the aspect bent.
+        func even(_ v: Double) -> Int { max(2, 2 * Int(min(v / 2, 1e6).rounded())) }
         let out = (width: even(tw), height: even(th))
         // Unchanged: the displayed size is what the picture already has (square pixels kept).
         if out.width == (w & ~1) && out.height == (h & ~1) && abs(displayW - Double(w)) < 0.5 { return nil }

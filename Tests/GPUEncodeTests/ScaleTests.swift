@@ -202,7 +202,9 @@ final class ScaleTests: GPUEncodeTestCase {
         let clip = scratch("in.mp4")
         try Oracle.makeClip(clip, seconds: 0.2, audio: false)
         for (arguments, culprit) in [(["--size", "640x360", "--width", "320"], "--size"), (["--width", "321"], "odd"),
-                                     (["--height", "0"], "--height"), (["--size", "640"], "WIDTHxHEIGHT"), (["--max-width", "99999"], "--max-width")] {
+                                     (["--height", "0"], "--height"), (["--size", "640"], "WIDTHxHEIGHT"), (["--max-width", "99999"], "--max-width"),
+                                     // 320x240 at height 16384 would be 21846 wide: refused, not distorted.
+                                     (["--height", "16384"], "21846x16384")] {
             assertCleanFailure(try gpuencode([clip.path, scratch("o.mp4").path] + arguments), exitCodes: [ExitCode.usage], mentioning: [culprit])
         }
     }

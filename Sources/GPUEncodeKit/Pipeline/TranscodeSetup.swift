@@ -89,6 +89,9 @@ final class TranscodeJob {
                                              sampleAspect: sar.num > 0 && sar.den > 0 ? Double(sar.num) / Double(sar.den) : 1)
         let filters = o.preset.filters + (scaleTo.map { ScaleFilter.instances(width: $0.width, height: $0.height) } ?? [])
         if let scaleTo {
+            if scaleTo.width > PictureSize.maxSide || scaleTo.height > PictureSize.maxSide {
+                throw GPUEncodeError(.usage, path: o.input, "the size asked for makes this \(displayed.outputWidth)x\(displayed.outputHeight) video \(scaleTo.width)x\(scaleTo.height) (aspect kept); gpuencode handles pictures up to \(PictureSize.maxSide) pixels wide and tall")
+            }
             o.log(.info, "scale: \(displayed.outputWidth)x\(displayed.outputHeight)\(sar.num > 0 && sar.num != sar.den ? " (SAR \(sar.num):\(sar.den))" : "") to \(scaleTo.width)x\(scaleTo.height), square pixels (Lanczos-3 on the GPU, after the preset)")
             sar = AVRational(num: 1, den: 1)
         }
