@@ -150,6 +150,21 @@ final class FrameRateTests: GPUEncodeTestCase {
         XCTAssertGreaterThan(psnr, 45, "the same pictures in the same order: \(psnr) dB")
     }
 
+    /// With --deinterlace field the rate is chosen from the field-rate output (50 pictures a second from 25
+    /// frames), as ffmpeg's `bwdif=send_field:deint=all,fps=30`; the encoder then counts in 1/30, not in the
+    /// half ticks the field rate would use.
+    func testFieldRateDeinterlacing() throws {
+        let clip = try numbered("fields.mkv", rate: "25", seconds: 1)
+        let out = scratch("fields30.mp4")
+        let r = try gpuencode([clip.path, out.path, "--deinterlace", "field", "--fps", "30", "--speed", "ultrafast"])
+        XCTAssertEqual(r.status, ExitCode.ok, r.summary)
+        let ours = try identities(out)
+        let theirs = try identities(clip, filters: ["-vf", "bwdif=mode=send_field:parity=tff:deint=all,fps=30"])
+        print("fields at 30: \(ours)")
+        XCTAssertEqual(ours, theirs)
+        XCTAssertEqual(Set(try packetDurations(out).durations).count, 1)
+    }
+
     /// Copied audio is the same packets with --fps as without, in both containers.
     func testAudioUnaffected() throws {
         let clip = try numbered("sound.mkv", rate: "50", seconds: 1, audio: true)
