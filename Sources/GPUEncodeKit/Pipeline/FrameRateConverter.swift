@@ -19,6 +19,8 @@ struct FrameRateConverter {
     /// The frame waiting for the next one (vf_fps's frames[0]): shown at every tick before the next
     /// frame's.
     private var held: (frame: Frame, end: Int64)?
+    /// The previous frame's time, for a frame without a duration.
+    private var lastPTS: Int64?
 
     init(from input: AVRational, to output: AVRational) {
         self.input = input
@@ -33,8 +35,11 @@ struct FrameRateConverter {
     /// frames to encode meanwhile, each with its output tick.
     mutating func push(_ frame: Frame, pts: Int64) -> [(frame: Frame, pts: Int64)] {
         let tick = ticks(pts)
-        // The frame's end, in case it is the last: its duration, else one tick.
-        let end = frame.duration > 0 ? ticks(pts + frame.duration) : tick + 1
+        // The frame's end, in case it is the last: its duration, else as long as the frame before it
+        // (the ffmpeg CLI guesses from the frame rate), else one tick.
+        let length = frame.duration > 0 ? frame.duration : lastPTS.map { pts - $0 } ?? 0
+        let end = length > 0 ? ticks(pts + length) : tick + 1
+        lastPTS = pts
         guard let (previous, _) = held, var t = next else {
             next = tick
             held = (frame, end)
