@@ -1,3 +1,5 @@
+import GPUEncodeCore
+
 /// `--fps` (`-r`): a constant output frame rate as a fraction, written as ffmpeg's
 /// av_parse_video_rate takes it: a whole number (30), a decimal (29.97 is exactly 2997/100, as
 /// in ffmpeg; 30000/1001 is NTSC's), a fraction (30000/1001), or one of ffmpeg's names.
@@ -53,6 +55,10 @@ public struct FrameRate: Sendable, Equatable, CustomStringConvertible {
 
     public var value: Double { Double(numerator) / Double(denominator) }
 
-    /// "30", "30000/1001".
-    public var description: String { denominator == 1 ? "\(numerator)" : "\(numerator)/\(denominator)" }
+    /// "30", "29.97" (an exact decimal, as it was typed), "30000/1001".
+    public var description: String {
+        if denominator == 1 { return "\(numerator)" }
+        if 1_000_000 % denominator == 0 { return formatNumber(value) }
+        return "\(numerator)/\(denominator)"
+    }
 }

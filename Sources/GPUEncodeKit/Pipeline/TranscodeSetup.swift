@@ -199,7 +199,9 @@ final class TranscodeJob {
         let encode = EncodeStage(encoder: encoder, stream: videoOut, output: output, options: o, shift: shift,
                                  mediaStart: input.startSeconds, mediaDuration: input.durationSeconds,
                                  frameRate: fps.map { FrameRateConverter(from: interlace.timeBase, to: AVRational(num: $0.den, den: $0.num)) })
-        if let fps { o.log(.info, "frame rate: constant \(fps.num)/\(fps.den) (frames duplicated or dropped as ffmpeg's fps filter)") }
+        if let fps, let rate = o.encoder.frameRate {
+            o.log(.info, "frame rate: constant \(rate) fps, time base \(fps.den)/\(fps.num) (frames repeated or dropped as ffmpeg's fps filter)")
+        }
         if let order = interlace.keptFieldOrder { encode.interlacedTopFieldFirst = order == AV_FIELD_TT }
         let gpu = bypass ? nil : GPUStage(GPUStage.Settings(geometry: geometry, sourceColor: color, outputFormat: outputFormat,
                                                             timeBase: inStream.pointee.time_base, mediaStart: input.startSeconds,
