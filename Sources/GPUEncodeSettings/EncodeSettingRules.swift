@@ -379,7 +379,7 @@ extension EncodeSetting {
             parse: { text, _, o in
                 guard let (w, h) = ScaleRequest.parseSize(text) else { return "\"\(text)\" is not WIDTHxHEIGHT in pixels, such as 1280x720" }
                 if let problem = ScaleRequest.sideProblem(w, "width") ?? ScaleRequest.sideProblem(h, "height") { return problem }
-                if o.width != nil || o.height != nil { return "the width and the height are given by --size: give --size or --width/--height, not both" }
+                if o.width != nil || o.height != nil { return "size gives the width and the height: give size (--size) or width and height (--width, --height), not both" }
                 o.size = [w, h]
                 return nil
             },
@@ -431,7 +431,7 @@ extension EncodeSetting {
                 let (v, problem) = ScaleRequest.parseSide(decimal(text).flatMap { Int(wholeNumber: $0) }.map(String.init) ?? text, what)
                 if let problem { return problem }
                 if o.size != nil && (key == "width" || key == "height") {
-                    return "the width and the height are given by --size: give --size or --width/--height, not both"
+                    return "size gives the width and the height: give size (--size) or width and height (--width, --height), not both"
                 }
                 o[keyPath: keyPath] = v
                 return nil
