@@ -266,7 +266,7 @@ final class PresetReader {
                     switch setting.kind {
                     case .number, .integer: wanted = "a number"
                     case .flag: wanted = "true or false"
-                    case .rate: wanted = "a rate such as \"4M\" or a number of bits per second"
+                    case .rate: wanted = key == "fps" ? "a frame rate such as 30 or \"30000/1001\"" : "a rate such as \"4M\" or a number of bits per second"
                     default: wanted = "a string"
                     }
                     throw fail(v, p, "expected \(wanted), found \(v.typeName)")

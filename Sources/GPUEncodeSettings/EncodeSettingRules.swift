@@ -28,7 +28,8 @@ public struct EncodeSetting: Sendable {
         case word([String])
         /// Free text (JSON string).
         case text
-        /// A rate such as 4M or 2500k (JSON string, or a number of bits per second).
+        /// A rate such as 4M or 2500k (JSON string, or a number of bits per second); also a frame
+        /// rate (`fps`: 30, "30000/1001").
         case rate
         /// On or off: a flag on the command line, true/false elsewhere.
         case flag
@@ -364,6 +365,43 @@ extension EncodeSetting {
                 return nil
             },
             json: { $0.deinterlace.map { .string($0.rawValue) } }),
+        // issue 14: scale and frame rate
+        sideSetting("width", flags: ["--width", "-w"], what: "width",
+                    help: "Scale to this width in pixels (even), keeping the displayed aspect: the height follows, rounded to even. Sizes are of the picture as shown: upright (a phone clip's rotation applied) and with non-square pixels made square. With --height, the picture fits inside the box. Scaling is the last step, after the preset (its crops included), on the GPU with Lanczos-3 (widened when shrinking, as swscale's). -w is HandBrake's spelling.",
+                    keyPath: \.width),
+        sideSetting("height", flags: ["--height"], what: "height",
+                    help: "Scale to this height in pixels (even), keeping the displayed aspect (as --width): --height 720 makes a 16:9 clip 1280x720, and a phone clip shot upright 406x720.",
+                    keyPath: \.height),
+        EncodeSetting(
+            key: "size", flags: ["--size"], valueName: "WxH",
+            help: "Fit inside WIDTHxHEIGHT (both even) keeping the displayed aspect, as --width W --height H: 1280x720 makes a 4:3 clip 960x720. Not with --width or --height.",
+            kind: .text, places: .everywhere,
+            parse: { text, _, o in
+                guard let (w, h) = ScaleRequest.parseSize(text) else { return "\"\(text)\" is not WIDTHxHEIGHT in pixels, such as 1280x720" }
+                if let problem = ScaleRequest.sideProblem(w, "width") ?? ScaleRequest.sideProblem(h, "height") { return problem }
+                if o.width != nil || o.height != nil { return "size gives the width and the height: give size (--size) or width and height (--width, --height), not both" }
+                o.size = [w, h]
+                return nil
+            },
+            json: { $0.size.map { .string("\($0[0])x\($0[1])") } }),
+        sideSetting("maxWidth", flags: ["--max-width"], what: "width",
+                    help: "Make the picture at most this wide (even), keeping the displayed aspect; never makes it larger (HandBrake's --maxWidth). Applies after --width/--height/--size.",
+                    keyPath: \.maxWidth),
+        sideSetting("maxHeight", flags: ["--max-height"], what: "height",
+                    help: "Make the picture at most this tall (even), keeping the displayed aspect; never makes it larger: --max-height 1080 leaves 720p alone and brings 4K down to 1080p.",
+                    keyPath: \.maxHeight),
+        EncodeSetting(
+            key: "fps", flags: ["--fps", "-r"], valueName: "rate",
+            help: "Constant output frame rate: 30, 29.97 (2997/100, as ffmpeg reads it), 30000/1001, or ntsc, pal, film, ntsc-film. Frames are duplicated or dropped exactly as ffmpeg's fps filter does (-vf fps=RATE: each output time takes the frame shown at it, rounded to the nearest tick, from the first frame's time; the last frame lasts to its end). Without it the input's timing is kept, variable rate included. Audio is untouched.",
+            kind: .rate, places: .everywhere,
+            parse: { text, _, o in
+                guard let rate = FrameRate.parse(text) else {
+                    return "\"\(text)\" is not a frame rate such as 30, 29.97, 30000/1001, ntsc, pal or film (above 0, at most \(formatNumber(FrameRate.maximum)))"
+                }
+                o.fps = rate
+                return nil
+            },
+            json: { $0.fps.map { .string($0.description) } }),
         EncodeSetting(
             key: "metadata", flags: ["--metadata"], valueName: "KEY=VALUE",
             help: "Set a container tag, e.g. title=Holiday (repeatable; an empty VALUE removes the tag, as in ffmpeg).",
@@ -383,6 +421,23 @@ extension EncodeSetting {
             },
             json: { o in o.metadata.map { .object($0.map { ($0.key, .string($0.value)) }) } }),
     ]
+
+    /// `--width` and its kin: an even number of pixels (issue 14: scale).
+    static func sideSetting(_ key: String, flags: [String], what: String, help: String,
+                            keyPath: WritableKeyPath<EncodeOverrides, Int?>) -> EncodeSetting {
+        EncodeSetting(
+            key: key, flags: flags, valueName: "pixels", help: help, kind: .integer(2...ScaleRequest.maxSide), places: .everywhere,
+            parse: { text, _, o in
+                let (v, problem) = ScaleRequest.parseSide(decimal(text).flatMap { Int(wholeNumber: $0) }.map(String.init) ?? text, what)
+                if let problem { return problem }
+                if o.size != nil && (key == "width" || key == "height") {
+                    return "size gives the width and the height: give size (--size) or width and height (--width, --height), not both"
+                }
+                o[keyPath: keyPath] = v
+                return nil
+            },
+            json: { $0[keyPath: keyPath].map { .number(Double($0)) } })
+    }
 
     static let allTunes: [String] = EncoderSettings.x264Tunes + EncoderSettings.x265Tunes.filter { !EncoderSettings.x264Tunes.contains($0) }
 
@@ -453,6 +508,14 @@ public struct EncodeOverrides: Sendable, Equatable {
     public var peakDetect: Bool?
     public var copyts: Bool?
     public var deinterlace: DeinterlaceMode?
+    // issue 14: scale and frame rate
+    public var width: Int?
+    public var height: Int?
+    /// `--size WxH`: [width, height].
+    public var size: [Int]?
+    public var maxWidth: Int?
+    public var maxHeight: Int?
+    public var fps: FrameRate?
     /// Added to the entries of the layers below (for one key, the later entry wins).
     public var metadata: [MetadataEntry]?
 
@@ -496,6 +559,12 @@ public struct EncodeOverrides: Sendable, Equatable {
         o.peakDetect = peakDetect ?? base.peakDetect
         o.copyts = copyts ?? base.copyts
         o.deinterlace = deinterlace ?? base.deinterlace
+        // issue 14: scale and frame rate. Width, height and size are one request: the layer that
+        // gives any of them gives them all.
+        if width == nil && height == nil && size == nil { (o.width, o.height, o.size) = (base.width, base.height, base.size) }
+        o.maxWidth = maxWidth ?? base.maxWidth
+        o.maxHeight = maxHeight ?? base.maxHeight
+        o.fps = fps ?? base.fps
         if base.metadata != nil || metadata != nil { o.metadata = (base.metadata ?? []) + (metadata ?? []) }
         return o
     }
@@ -584,6 +653,14 @@ extension EncodeOverrides {
         e.toneMapping.peakDetect = first { $0.peakDetect }?.0 ?? e.toneMapping.peakDetect
         e.copyts = first { $0.copyts }?.0 ?? e.copyts
         e.deinterlace = first { $0.deinterlace }?.0 ?? e.deinterlace
+        // issue 14: scale and frame rate (width, height and size from the first layer giving any).
+        if let box = layers.first(where: { $0.overrides.width != nil || $0.overrides.height != nil || $0.overrides.size != nil })?.overrides {
+            e.scale.width = box.size?[0] ?? box.width
+            e.scale.height = box.size?[1] ?? box.height
+        }
+        e.scale.maxWidth = first { $0.maxWidth }?.0
+        e.scale.maxHeight = first { $0.maxHeight }?.0
+        e.frameRate = first { $0.fps }?.0
         e.metadata = layers.reversed().flatMap { $0.overrides.metadata ?? [] }
 
         for other in VideoCodec.allCases where other != e.codec {

@@ -200,6 +200,10 @@ public struct EncoderSettings: Sendable {
     public var toneMapping = ToneMapping()
     /// `--deinterlace`: what happens to interlaced video.
     public var deinterlace: DeinterlaceMode = .auto
+    /// `--width`, `--height`, `--size`, `--max-width`, `--max-height` (issue 14).
+    public var scale = ScaleRequest()
+    /// `--fps`: constant-rate output; nil keeps the input's timing (issue 14).
+    public var frameRate: FrameRate?
 
     public init() {}
 
@@ -298,6 +302,8 @@ public struct EncoderSettings: Sendable {
         if toneMapping.peakDetect { extra.append(("peakDetect", "true")) }
         if copyts { extra.append(("copyts", "true")) }
         if deinterlace != d.deinterlace { extra.append(("deinterlace", deinterlace.rawValue)) }
+        if !scale.isEmpty { extra.append(("scale", scale.description)) }
+        if let r = frameRate { extra.append(("fps", r.description)) }
         if !metadata.isEmpty {
             // Length-prefixed, so no key or value can be made to look like another split.
             extra.append(("metadata", metadata.map { "\($0.key.utf8.count):\($0.key)=\($0.value.utf8.count):\($0.value)" }.joined(separator: ";")))

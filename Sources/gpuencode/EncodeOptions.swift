@@ -83,6 +83,20 @@ struct EncodeOptions: ParsableArguments {
     @Option(name: flagNames("deinterlace"), help: flagHelp("deinterlace"), completion: flagCompletion("deinterlace"))
     var deinterlace: String?
 
+    // issue 14: scale and frame rate
+    @Option(name: flagNames("width"), help: flagHelp("width"))
+    var width: String?
+    @Option(name: flagNames("height"), help: flagHelp("height"))
+    var height: String?
+    @Option(name: flagNames("size"), help: flagHelp("size"))
+    var size: String?
+    @Option(name: flagNames("maxWidth"), help: flagHelp("maxWidth"))
+    var maxWidth: String?
+    @Option(name: flagNames("maxHeight"), help: flagHelp("maxHeight"))
+    var maxHeight: String?
+    @Option(name: flagNames("fps"), help: flagHelp("fps"), completion: .list(["24", "25", "30", "50", "60", "ntsc", "pal", "film"]))
+    var fps: String?
+
     @Option(name: flagNames("metadata"), help: flagHelp("metadata"), completion: flagCompletion("metadata"))
     var metadata: [String] = []
 
@@ -118,6 +132,13 @@ struct EncodeOptions: ParsableArguments {
         add("noLocation", noLocation ? "true" : nil)
         add("copyts", copyts ? "true" : nil)
         add("deinterlace", deinterlace)
+        // issue 14: scale and frame rate
+        add("width", width)
+        add("height", height)
+        add("size", size)
+        add("maxWidth", maxWidth)
+        add("maxHeight", maxHeight)
+        add("fps", fps)
         for entry in metadata { add("metadata", entry) }
         return list
     }

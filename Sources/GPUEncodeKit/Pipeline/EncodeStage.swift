@@ -15,6 +15,11 @@ final class EncodeStage {
     /// stream's): the output starts at 0 unless --copyts (Timeline). The frames keep the input's
     /// times until here, so filters and progress count from the video's own start.
     private let shift: Int64
+    /// `--fps`: frames are retimed (repeated, dropped) to ticks of 1/rate from the output's start
+    /// (the shift is taken off first), and the encoder counts in those ticks.
+    private var frameRate: FrameRateConverter?
+    /// With `--fps`, the shift in seconds: packets count from the output's start, progress from the video's.
+    private let retimedShift: Double
     /// Frames given to the encoder so far (read by other threads only after this stage's thread is joined).
     private(set) var frames = 0
     /// Frames out of the encoder (its packets) and where the latest one ends, in seconds from the
@@ -26,11 +31,13 @@ final class EncodeStage {
     let setupWarnings: DeferredLog
 
     init(encoder: VideoEncoder, stream: UnsafeMutablePointer<AVStream>, output: OutputFile, options: TranscodeOptions, shift: Int64,
-         mediaStart: Double, mediaDuration: Double?) {
+         mediaStart: Double, mediaDuration: Double?, frameRate: FrameRateConverter? = nil) {
         self.encoder = encoder
         self.stream = stream
         self.output = output
         self.shift = shift
+        self.frameRate = frameRate
+        retimedShift = frameRate.map { seconds(shift, $0.input) } ?? 0
         progress = options.progress
         onFrame = options.onFrame
         self.mediaStart = mediaStart
@@ -43,7 +50,21 @@ final class EncodeStage {
     var interlacedTopFieldFirst: Bool?
 
     func encode(_ frame: Frame) throws {
-        let pts = frame.pts
+        guard var rate = frameRate else { return try encodeOne(frame) }
+        let retimed = rate.push(frame, pts: frame.pts - shift)
+        frameRate = rate
+        try encodeRetimed(retimed)
+    }
+
+    private func encodeRetimed(_ frames: [(frame: Frame, pts: Int64)]) throws {
+        for (f, tick) in frames {
+            f.pts = tick
+            f.duration = 1
+            try encodeOne(f)
+        }
+    }
+
+    private func encodeOne(_ frame: Frame) throws {
         if let tff = interlacedTopFieldFirst, !frame.interlaced {
             frame.interlaced = true
             frame.topFieldFirst = tff
@@ -55,6 +76,10 @@ final class EncodeStage {
 
     /// After the last frame: what the encoder still holds.
     func finish() throws {
+        if var rate = frameRate {
+            try encodeRetimed(rate.finish())
+            frameRate = rate
+        }
         try encoder.encode(nil, emit: write)
     }
 
@@ -63,10 +88,11 @@ final class EncodeStage {
         let timeBase = encoder.context.pointee.time_base
         let p = packet.pointer.pointee
         if p.pts != AV_NOPTS {
-            positionOut = max(positionOut, seconds(p.pts + max(0, p.duration), timeBase) - mediaStart)
+            positionOut = max(positionOut, seconds(p.pts + max(0, p.duration), timeBase) + retimedShift - mediaStart)
         }
         let quality = qualityOf(packet)
-        if shift != 0 {
+        // With --fps the frames' ticks already count from the output's start.
+        if shift != 0 && frameRate == nil {
             if packet.pointer.pointee.pts != AV_NOPTS { packet.pointer.pointee.pts -= shift }
             if packet.pointer.pointee.dts != AV_NOPTS { packet.pointer.pointee.dts -= shift }
         }

@@ -23,6 +23,8 @@ final class GPUStage {
         var deinterlace: Deinterlace? = nil
         /// `--hdr keep`: filters see the source's own R'G'B' and the output is 10-bit in its colour space.
         var keepHDR = false
+        /// The preset's filters, then the output scaler's passes when the size changes (issue 14).
+        var filters: [FilterInstance] = []
     }
 
     /// How the stage deinterlaces (`--deinterlace`, decided by `InterlacePlan`).
@@ -74,7 +76,7 @@ final class GPUStage {
         options.log(.info, "GPU: \(gl.renderer) (\(gl.version); \(gl.platform); ready in \(Int((monotonicSeconds() - t0) * 1000)) ms)")
         let limits = GPULimits.current()
         options.log(.info, "GPU limits: \(limits)")
-        let renderer = try FrameRenderer(geometry: settings.geometry, source: settings.sourceColor, filters: options.preset.filters,
+        let renderer = try FrameRenderer(geometry: settings.geometry, source: settings.sourceColor, filters: settings.filters,
                                          path: options.renderPath, light: options.preset.light, pixelBuffers: options.transfer.usePixelBuffers(gl),
                                          copyThreads: options.transfer.copyThreads, limits: limits, toneMapping: settings.toneMapping,
                                          keepsSignal: settings.keepHDR)

@@ -98,19 +98,34 @@ final class TranscodeJob {
         // (The default preset's `identity` filter changes nothing: kept HDR then skips the GPU, and
         // the 10-bit frames go to the encoder as decoded. With filters the GPU filters the HDR
         // signal's own R'G'B' and writes 10-bit planes in the input's colour space.)
-        let onlyIdentity = o.preset.filters.onlyIdentity
-        let keepOnGPU = keep && !onlyIdentity
         let inStream = input.videoStream
+        // The output scaler (issue 14), after the preset's filters: its size is of the picture as
+        // displayed (upright, pixels made square), and the scaled picture has square pixels.
+        var sar = inStream.pointee.sample_aspect_ratio.num > 0 ? inStream.pointee.sample_aspect_ratio : dec.sample_aspect_ratio
+        if input.rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
+        let displayed = RenderGeometry(width: dec.width, height: dec.height, format: AV_PIX_FMT_YUV420P, rotation: input.rotation, filters: o.preset.filters)
+        let scaleTo = o.encoder.scale.target(width: displayed.outputWidth, height: displayed.outputHeight,
+                                             sampleAspect: sar.num > 0 && sar.den > 0 ? Double(sar.num) / Double(sar.den) : 1)
+        let filters = o.preset.filters + (scaleTo.map { ScaleFilter.instances(width: $0.width, height: $0.height) } ?? [])
+        if let scaleTo {
+            if scaleTo.width > PictureSize.maxSide || scaleTo.height > PictureSize.maxSide {
+                throw GPUEncodeError(.usage, path: o.input, "the size asked for makes this \(displayed.outputWidth)x\(displayed.outputHeight) video \(scaleTo.width)x\(scaleTo.height) (aspect kept); gpuencode handles pictures up to \(PictureSize.maxSide) pixels wide and tall")
+            }
+            o.log(.info, "scale: \(displayed.outputWidth)x\(displayed.outputHeight)\(sar.num > 0 && sar.num != sar.den ? " (SAR \(sar.num):\(sar.den))" : "") to \(scaleTo.width)x\(scaleTo.height), square pixels (Lanczos-3 on the GPU, after the preset)")
+            sar = AVRational(num: 1, den: 1)
+        }
+        let onlyIdentity = filters.onlyIdentity
+        let keepOnGPU = keep && !onlyIdentity
         let rate = av_guess_frame_rate(input.format, inStream, nil)
         // Kept HDR without filters has no GPU stage: interlaced video stays interlaced, as with
         // --preset none (--deinterlace frame or field deinterlaces it on the GPU, in 10 bits).
-        let interlace = InterlacePlan(mode: o.encoder.deinterlace, presetHasFilters: !o.preset.filters.isEmpty && !(keep && onlyIdentity), fieldOrder: input.fieldOrder,
+        let interlace = InterlacePlan(mode: o.encoder.deinterlace, presetHasFilters: !filters.isEmpty && !(keep && onlyIdentity), fieldOrder: input.fieldOrder,
                                       timeBase: inStream.pointee.time_base, frameRate: rate.num > 0 && rate.den > 0 ? rate : nil,
                                       codec: o.encoder.codec, input: o.input)
         for (level, note) in interlace.notes { o.log(level, note) }
         // HDR to be tone-mapped, and --deinterlace frame or field with --preset none, go through
         // the GPU even without filters.
-        let bypass = (o.preset.filters.isEmpty || (keep && !keepOnGPU)) && !(hdrInput && o.encoder.hdr == .tonemap) && interlace.deinterlace == nil
+        let bypass = (filters.isEmpty || (keep && !keepOnGPU)) && !(hdrInput && o.encoder.hdr == .tonemap) && interlace.deinterlace == nil
         if bypass { o.log(.info, "GPU: none (preset \(o.preset.name) has no filters: decode → encode)") }
         let format = dec.pix_fmt
         // Kept HDR stays 10-bit 4:2:0 all the way.
@@ -119,7 +134,7 @@ final class TranscodeJob {
         // Without a GPU stage nothing turns the picture, so the rotation stays a flag (below).
         let rotation = bypass ? .none : input.rotation
         let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: rotation,
-                                      filters: bypass ? [] : o.preset.filters)
+                                      filters: bypass ? [] : filters)
         try PictureSize.check(geometry, input: o.input, preset: o.preset.origin)
         input.delivery = .working(working, width: geometry.sourceWidth, height: geometry.sourceHeight)
         guard geometry.outputWidth >= 2, geometry.outputHeight >= 2 else {
@@ -149,11 +164,14 @@ final class TranscodeJob {
 
         // The encoder works in the input's time base, so no timestamp is ever rounded.
         let outputFormat = keep ? AV_PIX_FMT_YUV420P10LE
-            : !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath, filters: o.preset.filters) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
-        var sar = inStream.pointee.sample_aspect_ratio.num > 0 ? inStream.pointee.sample_aspect_ratio : dec.sample_aspect_ratio
-        if rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
+            : !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath, filters: filters) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
+        // (Without a GPU stage the picture is not turned: its SAR stays the coded one.)
+        if bypass && rotation != input.rotation && input.rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
+        // --fps (issue 14): the encoder counts in 1/rate, as ffmpeg's fps filter's output.
+        let fps = o.encoder.frameRate.map { AVRational(num: Int32($0.numerator), den: Int32($0.denominator)) }
         var stream = EncoderStream(width: Int32(geometry.outputWidth), height: Int32(geometry.outputHeight), pixelFormat: outputFormat,
-                                   timeBase: interlace.timeBase, frameRate: interlace.frameRate,
+                                   timeBase: fps.map { AVRational(num: $0.den, den: $0.num) } ?? interlace.timeBase,
+                                   frameRate: fps ?? interlace.frameRate,
                                    sampleAspectRatio: sar.num > 0 ? sar : nil,
                                    colorPrimaries: AVCOL_PRI_BT709, colorTransfer: AVCOL_TRC_BT709, colorSpace: AVCOL_SPC_BT709,
                                    colorRange: AVCOL_RANGE_MPEG,
@@ -209,12 +227,16 @@ final class TranscodeJob {
         }
 
         let encode = EncodeStage(encoder: encoder, stream: videoOut, output: output, options: o, shift: shift,
-                                 mediaStart: input.startSeconds, mediaDuration: input.durationSeconds)
+                                 mediaStart: input.startSeconds, mediaDuration: input.durationSeconds,
+                                 frameRate: fps.map { FrameRateConverter(from: interlace.timeBase, to: AVRational(num: $0.den, den: $0.num)) })
+        if let fps, let rate = o.encoder.frameRate {
+            o.log(.info, "frame rate: constant \(rate) fps, time base \(fps.den)/\(fps.num) (frames repeated or dropped as ffmpeg's fps filter)")
+        }
         if let order = interlace.keptFieldOrder { encode.interlacedTopFieldFirst = order == AV_FIELD_TT }
         let gpu = bypass ? nil : GPUStage(GPUStage.Settings(geometry: geometry, sourceColor: color, outputFormat: outputFormat,
                                                             timeBase: inStream.pointee.time_base, mediaStart: input.startSeconds,
                                                             overlapReadback: !sequential, toneMapping: o.encoder.toneMapping,
-                                                            deinterlace: interlace.deinterlace, keepHDR: keep), options: o)
+                                                            deinterlace: interlace.deinterlace, keepHDR: keep, filters: filters), options: o)
         return (gpu, encode, geometry)
     }
 
