@@ -198,6 +198,9 @@ public struct ResourceContext: Sendable {
         self.embeddedFile = embeddedFile
     }
 
+    /// How a preset names a file embedded in the program: `builtin:assets/amatorka.png`.
+    public static let builtinPrefix = "builtin:"
+
     /// The path as written, joined to the preset's folder when relative (for messages and for
     /// writing presets back); `checkedPath` is what to open.
     public func resolve(_ path: String) -> String {
@@ -216,6 +219,14 @@ public struct ResourceContext: Sendable {
     /// The bytes of a file a parameter names: a regular file within `kind`'s size cap.
     public func readFile(_ path: String, kind: ReadKind) throws -> [UInt8] {
         if builtin, let embedded = embeddedFile?(path) { return embedded }
+        // `builtin:assets/NAME`: a file embedded in the program, which any preset may name (the
+        // program's own data, not the file system), so `presets show` of a built-in loads anywhere.
+        if path.hasPrefix(Self.builtinPrefix) {
+            guard let embedded = embeddedFile?(String(path.dropFirst(Self.builtinPrefix.count))) else {
+                throw FilterError("\(path): no such file in the program (built-in files are \(Self.builtinPrefix)assets/NAME)")
+            }
+            return embedded
+        }
         let checked = try checkedPath(path)
         do { return try readFileSafely(checked, kind: kind, canonical: baseDirectory != nil) } catch let e as FileReadError {
             throw FilterError("cannot read \(resolve(path)): \(e.reason)")
@@ -224,6 +235,7 @@ public struct ResourceContext: Sendable {
 
     /// A file a parameter names, opened for streaming (large files such as .cube tables).
     func openFile(_ path: String, kind: ReadKind) throws -> SafeFile {
+        if path.hasPrefix(Self.builtinPrefix) { throw FilterError("\(path): built-in files are pictures; this parameter reads a file of its own") }
         let checked = try checkedPath(path)
         do { return try SafeFile(checked, kind: kind, canonical: baseDirectory != nil) } catch let e as FileReadError {
             throw FilterError("cannot read \(resolve(path)): \(e.reason)")

@@ -104,9 +104,10 @@ final class PresetReader {
     }
 
     var context: ResourceContext {
-        if let baseDirectory { return ResourceContext(baseDirectory: baseDirectory, origin: origin, allowed: allowed) }
-        if origin.hasPrefix("builtin:") { return ResourceContext(baseDirectory: nil, builtin: true, origin: origin, embeddedFile: { BuiltinPresetSources.file($0) }) }
-        return ResourceContext(baseDirectory: splitPath(origin).dir, origin: origin, allowed: allowed)
+        let embedded: @Sendable (String) -> [UInt8]? = { BuiltinPresetSources.file($0) }
+        if let baseDirectory { return ResourceContext(baseDirectory: baseDirectory, origin: origin, allowed: allowed, embeddedFile: embedded) }
+        if origin.hasPrefix("builtin:") { return ResourceContext(baseDirectory: nil, builtin: true, origin: origin, embeddedFile: embedded) }
+        return ResourceContext(baseDirectory: splitPath(origin).dir, origin: origin, allowed: allowed, embeddedFile: embedded)
     }
 
     static func isIdentifier(_ s: String) -> Bool {

@@ -39,8 +39,9 @@ public enum PresetWriter {
         }
         for p in f.declaration.parameters {
             guard let v = f.values[p.name], v != p.defaultValue else { continue }
-            if case .file = p.type, case .string(let path) = v, !path.isEmpty, !f.context.builtin {
-                members.append((p.name, .string(absolutePath(f.context.resolve(path)))))
+            if case .file = p.type, case .string(let path) = v, !path.isEmpty, !path.hasPrefix(ResourceContext.builtinPrefix) {
+                // A built-in's own files are embedded: named so that any preset can read them.
+                members.append((p.name, .string(f.context.builtin ? ResourceContext.builtinPrefix + path : absolutePath(f.context.resolve(path)))))
                 continue
             }
             members.append((p.name, value(v, p.type)))

@@ -128,13 +128,35 @@ final class PresetAuthorTests: GPUEncodeTestCase {
         XCTAssertGreaterThan(builtins.count, 20, list.stdout)
         for name in builtins {
             let text = try gpuencode(["presets", "show", name]).stdout
-            // A built-in's pictures are embedded in the program (assets/NAME): no file to point at.
-            if text.contains("\"assets/") { continue }
+            // A built-in's pictures are embedded in the program: named builtin:assets/NAME, which loads anywhere.
+            XCTAssertFalse(text.contains("\"assets/"), "\(name): an embedded file named as if beside the preset: \(text)")
             let file = try write(text, b.appendingPathComponent("\(name).json"))
             let result = try gpuencode(["validate", file.path])
             XCTAssertEqual(result.status, ExitCode.ok, "\(name): \(result.summary)")
             XCTAssertFalse(result.stdout.contains("warning"), "\(name): \(result.stdout)")
         }
+    }
+
+    /// A built-in's embedded picture is named builtin:assets/NAME, so a preset in any folder (the
+    /// output of `presets show amatorka` saved elsewhere) renders as the built-in does; an unknown
+    /// embedded name is a preset error.
+    func testBuiltinFilesLoadFromAnyFolder() throws {
+        let elsewhere = scratch("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let shown = try gpuencode(["presets", "show", "amatorka"])
+        XCTAssertTrue(shown.stdout.contains("\"builtin:assets/amatorka.png\""), shown.stdout)
+        let copy = try write(shown.stdout, elsewhere.appendingPathComponent("amatorka-copy.json"))
+        let input = scratch("clip.mp4")
+        try Oracle.makeClip(input, seconds: 0.2, audio: false)
+        let builtin = scratch("builtin.mp4"), copied = scratch("copied.mp4")
+        XCTAssertEqual(try gpuencode([input.path, builtin.path, "--preset", "amatorka"]).status, ExitCode.ok)
+        let run = try gpuencode([input.path, copied.path, "--preset", copy.path])
+        XCTAssertEqual(run.status, ExitCode.ok, run.summary)
+        XCTAssertEqual(try frameMD5s(copied), try frameMD5s(builtin), "the copy of amatorka renders differently")
+        let bad = try write(#"{"version": 2, "name": "b", "filters": [{"filter": "lookup", "image": "builtin:assets/nope.png"}]}"#, elsewhere.appendingPathComponent("bad.json"))
+        let failed = try gpuencode([input.path, scratch("bad.mp4").path, "--preset", bad.path])
+        XCTAssertEqual(failed.status, ExitCode.badPreset, failed.summary)
+        XCTAssertTrue(failed.stderr.contains("no such file in the program"), failed.stderr)
     }
 
     /// A blend with nothing to blend was a silent identity; now it is one line naming the filter, 67,
