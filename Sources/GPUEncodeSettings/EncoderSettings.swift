@@ -200,6 +200,8 @@ public struct EncoderSettings: Sendable {
     public var toneMapping = ToneMapping()
     /// `--deinterlace`: what happens to interlaced video.
     public var deinterlace: DeinterlaceMode = .auto
+    /// `--ss`, `--to`, `-t`: the part of the input encoded (issue 14).
+    public var trim = TrimRange()
 
     public init() {}
 
@@ -298,6 +300,7 @@ public struct EncoderSettings: Sendable {
         if toneMapping.peakDetect { extra.append(("peakDetect", "true")) }
         if copyts { extra.append(("copyts", "true")) }
         if deinterlace != d.deinterlace { extra.append(("deinterlace", deinterlace.rawValue)) }
+        if !trim.isWhole { extra.append(("trim", trim.description)) }
         if !metadata.isEmpty {
             // Length-prefixed, so no key or value can be made to look like another split.
             extra.append(("metadata", metadata.map { "\($0.key.utf8.count):\($0.key)=\($0.value.utf8.count):\($0.value)" }.joined(separator: ";")))
