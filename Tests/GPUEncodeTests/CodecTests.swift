@@ -341,6 +341,8 @@ final class CodecTests: BatchTestCase {
             "profile": "main", "x264Params": "bframes=2", "x265Params": "bframes=2", "svtav1Params": "tile-rows=1", "threads": "3",
             "hwaccel": "cuda", "audio": "opus", "audioTracks": "2,1", "audioBitrate": "96k", "stripMetadata": "true",
             "noLocation": "true", "copyts": "true", "metadata": "title=x", "deinterlace": "field", "hdr": "keep", "tonemap": "hable", "targetPeak": "400", "peakDetect": "true",
+            // issue 14: trim
+            "start": "1.5", "to": "2", "duration": "1",
         ]
         // Settings that do not change what is written.
         let machine: Set<String> = ["threads", "hwaccel"]
