@@ -252,9 +252,11 @@ package final class AudioTranscoder {
                 // In microseconds: a Matroska stream's millisecond ticks would round the cut.
                 let at = av_rescale_q(ts, inputTimeBase, AV_TIME_BASE_Q_VALUE)
                 let sample = AVRational(num: 1, den: f.sample_rate)
-                let lead = av_rescale_q(trim.cutMicros - at, AV_TIME_BASE_Q_VALUE, sample)
-                if lead >= count { return }
-                skip = max(0, lead)
+                if let cut = trim.cutMicros {
+                    let lead = av_rescale_q(cut - at, AV_TIME_BASE_Q_VALUE, sample)
+                    if lead >= count { return }
+                    skip = max(0, lead)
+                }
                 if let end = trim.endMicros {
                     let until = av_rescale_q(end - at, AV_TIME_BASE_Q_VALUE, sample)
                     if until <= skip {

@@ -40,13 +40,16 @@ package struct TrimPlan {
     /// Subtracted from stream `index`'s timestamps (its time base): Timeline's, or the cut.
     package func shift(_ index: Int) -> Int64 { index < shifts.count ? shifts[index] : 0 }
 
-    /// The trim in stream `index`'s ticks; nil when the whole input is encoded.
+    /// The trim in stream `index`'s ticks; nil when the whole input is encoded. Without `--start`
+    /// nothing is cut at the start (as ffmpeg's `-t` alone, which adds no start to its trim).
     package func window(_ index: Int) -> TrimWindow? {
         guard let cut = cutMicros, index < timeBases.count else { return nil }
         let tb = timeBases[index]
-        return TrimWindow(cut: av_rescale_q(cut, AV_TIME_BASE_Q_VALUE, tb),
+        let endMicros = range.duration.map { cut + $0 }
+        return TrimWindow(cut: range.start > 0 ? av_rescale_q(cut, AV_TIME_BASE_Q_VALUE, tb) : nil,
                           length: range.duration.map { av_rescale_q($0, AV_TIME_BASE_Q_VALUE, tb) },
-                          cutMicros: cut, endMicros: range.duration.map { cut + $0 })
+                          end: endMicros.map { av_rescale_q($0, AV_TIME_BASE_Q_VALUE, tb) },
+                          cutMicros: range.start > 0 ? cut : nil, endMicros: endMicros)
     }
 
     /// Where progress and filter time count from, and how long the output is (seconds): the
@@ -76,15 +79,15 @@ package struct TrimPlan {
 
 /// The trim in one stream's time base (demuxer ticks, before any shift).
 package struct TrimWindow: Sendable {
-    /// The first time kept.
-    package let cut: Int64
-    /// The recording time, nil for "to the end".
+    /// The first time kept; nil when nothing is cut at the start.
+    package let cut: Int64?
+    /// The recording time, nil for "to the end": video keeps what starts less than this after its
+    /// first frame kept.
     package let length: Int64?
+    /// The end for streams that count from the cut (audio, subtitles): nothing starting at or after it.
+    package let end: Int64?
     /// The same cut and end in microseconds, for sample-exact audio cuts where a stream's time
     /// base is coarse (Matroska's milliseconds).
-    package let cutMicros: Int64
+    package let cutMicros: Int64?
     package let endMicros: Int64?
-
-    /// The end for streams that count from the cut (audio, subtitles): nothing starting at or after it.
-    package var end: Int64? { length.map { cut + $0 } }
 }

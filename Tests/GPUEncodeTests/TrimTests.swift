@@ -85,6 +85,8 @@ final class TrimTests: BatchTestCase {
             ("phone_h264_aac_vfr_rot180_2s.mp4", 0.75, ["-ss", "0.75", "-to", "1.9"]),         // VFR
             ("h264_bframes_empty_edit_10s_video_only.mp4", 1.51, ["-ss", "1.51", "-t", "1"]),  // starts at 10 s
             ("h264_ac3_srt.mkv", 0.41, ["-ss", "0.41", "-to", "1.0"]),
+            // -t alone: no start cut (the pre-roll before the edit list's start stays the demuxer's business).
+            ("hevc10_hlg_aac_1080p_editlist_bframes_rot90.mp4", 0, ["-t", "0.5"]),
         ]
         for (name, start, trim) in cases {
             try assertTrimmedLikeFFmpeg(try Paths.media(name), start: start, trim, tolerance: name.hasSuffix(".mkv") ? 0.0011 : 0.0005)

@@ -73,14 +73,14 @@ final class StreamCopyHandler: OutputStreamHandler {
             isDone = true
             return false
         }
-        if pts < w.cut {
+        if let cut = w.cut, pts < cut {
             let duration = p.pointee.duration
             // Ends at or before the cut (or says no length): wholly before the start.
-            guard duration > 0, pts + duration > w.cut else { return false }
+            guard duration > 0, pts + duration > cut else { return false }
             if isSubtitle {
-                p.pointee.duration = pts + duration - w.cut
-                p.pointee.pts = w.cut
-                p.pointee.dts = w.cut
+                p.pointee.duration = pts + duration - cut
+                p.pointee.pts = cut
+                p.pointee.dts = cut
             }
         }
         return true

@@ -63,7 +63,7 @@ final class VideoTranscodeHandler: OutputStreamHandler {
     /// the ffmpeg CLI puts first in the graph, so the deinterlacer too sees only these frames).
     private func keep(_ frame: Frame, _ w: TrimWindow) -> Bool {
         if isDone { return false }
-        if frame.pts < w.cut {
+        if let cut = w.cut, frame.pts < cut {
             framesBeforeStart += 1
             return false
         }
