@@ -66,6 +66,11 @@ package final class AudioTranscoder {
     private var decodeErrors = 0
     private var warnedJump = false
     private var finished = false
+    /// `--start`/`--to`/`-t` (TrimPlan): decoded samples before the cut and from the end on are
+    /// dropped, to the sample (as ffmpeg's atrim). Set before the first packet.
+    package var trim: TrimWindow?
+    /// Past the trim's end: nothing more comes out but the encoder's tail.
+    package private(set) var pastEnd = false
 
     /// `stream`: the input stream (its codec parameters and time base); `bitrate`: nil for the codec's
     /// default for the channel count; `globalHeader`: the output format's AVFMT_GLOBALHEADER; `path`:
@@ -238,11 +243,36 @@ package final class AudioTranscoder {
         guard f.nb_samples > 0, f.sample_rate > 0 else { return }
         var ts = f.best_effort_timestamp
         if ts == AV_NOPTS { ts = f.pts }
+        // The trim, to the sample: `skip` samples of this frame are before the cut, `count` are kept.
+        var skip: Int64 = 0
+        var count = Int64(f.nb_samples)
+        if let trim {
+            if pastEnd { return }
+            if ts != AV_NOPTS {
+                // In microseconds: a Matroska stream's millisecond ticks would round the cut.
+                let at = av_rescale_q(ts, inputTimeBase, AV_TIME_BASE_Q_VALUE)
+                let sample = AVRational(num: 1, den: f.sample_rate)
+                if let cut = trim.cutMicros {
+                    let lead = av_rescale_q(cut - at, AV_TIME_BASE_Q_VALUE, sample)
+                    if lead >= count { return }
+                    skip = max(0, lead)
+                }
+                if let end = trim.endMicros {
+                    let until = av_rescale_q(end - at, AV_TIME_BASE_Q_VALUE, sample)
+                    if until <= skip {
+                        pastEnd = true
+                        return
+                    }
+                    count = min(count, until)
+                }
+            }
+        }
         if ts != AV_NOPTS { ts -= timelineShift }
         if firstPts == nil {
             let start = ts == AV_NOPTS ? 0 : ts
-            firstPts = av_rescale_q(start, inputTimeBase, timeBase)
-            inputSecondsBase = seconds(start, inputTimeBase)
+            let skipped = av_rescale_q(skip, AVRational(num: 1, den: f.sample_rate), timeBase)
+            firstPts = av_rescale_q(start, inputTimeBase, timeBase) + skipped
+            inputSecondsBase = seconds(start, inputTimeBase) + Double(skip) / Double(f.sample_rate)
             inputRate = f.sample_rate
         } else if ts != AV_NOPTS {
             let jump = seconds(ts, inputTimeBase) - inputSeconds
@@ -257,8 +287,18 @@ package final class AudioTranscoder {
         }
         try ensureResampler(for: frame)
         let input = UnsafeMutableRawPointer(f.extended_data!).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
-        _ = try convert(resampler!, input: input, count: f.nb_samples)
-        advanceInput(by: Int64(f.nb_samples))
+        if skip == 0 {
+            _ = try convert(resampler!, input: input, count: Int32(count))
+        } else {
+            // The same planes from the first kept sample on.
+            let format = AVSampleFormat(rawValue: f.format)
+            let planar = av_sample_fmt_is_planar(format) != 0
+            let channels = Int(f.ch_layout.nb_channels)
+            let step = Int(skip) * Int(av_get_bytes_per_sample(format)) * (planar ? 1 : channels)
+            var planes = (0..<(planar ? channels : 1)).map { input[$0].map { $0 + step } }
+            _ = try planes.withUnsafeMutableBufferPointer { try convert(resampler!, input: $0.baseAddress!, count: Int32(count - skip)) }
+        }
+        advanceInput(by: count - skip)
         try encodeQueued(final: false, emit)
     }
 

@@ -30,6 +30,10 @@ package struct Timeline {
     package let startSeconds: Double
     /// What was done, for `-v`: nil when the times are kept as they are.
     package let note: String?
+    /// The input's start (the earliest stream's first presented time) in that stream's time base,
+    /// whatever --copyts does with it: where a trim's --start counts from (TrimPlan), as ffmpeg's
+    /// -ss counts from the format's start_time.
+    package let origin: (value: Int64, timeBase: AVRational)?
 
     package init(format: UnsafeMutablePointer<AVFormatContext>, copyts: Bool) {
         let count = Int(format.pointee.nb_streams)
@@ -44,6 +48,7 @@ package struct Timeline {
         if earliest == nil, format.pointee.start_time != AV_NOPTS {
             earliest = (format.pointee.start_time, AV_TIME_BASE_Q_VALUE)
         }
+        origin = earliest
         guard let start = earliest else {
             shifts = Array(repeating: 0, count: count)
             startSeconds = 0

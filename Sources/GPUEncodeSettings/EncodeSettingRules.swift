@@ -355,6 +355,42 @@ extension EncodeSetting {
                 return nil
             },
             json: { $0.copyts.map { .bool($0) } }),
+        // issue 14: trim
+        EncodeSetting(
+            key: "start", flags: ["--start", "--ss", "-ss"], valueName: "time",
+            help: "Start the output at this time of the input, as ffmpeg's input -ss: 90, 1:30, 00:01:30.500, 1.5, 500ms. Frame-accurate: decoding starts at the keyframe before it and the first frame shown is the first at or after it; the output starts at 0 (with --copyts it keeps its input times). Copied audio starts with the packet that holds the start (in .mp4/.mov an edit list hides the part before it), re-encoded audio at the exact sample; subtitles are cut too (a cue shown across the start is kept from 0 to its end).",
+            kind: .text, places: [.commandLine, .manifest],
+            parse: { text, _, o in
+                guard let t = parseTime(text) else { return "\"\(text)\" is not a time such as 90, 1:30, 00:01:30.500 or 500ms" }
+                guard t >= 0 else { return "\(text) is before the input's start; give 0 or more" }
+                o.start = t
+                return nil
+            },
+            json: { $0.start.map { .string(formatTime($0)) } }),
+        EncodeSetting(
+            key: "to", flags: ["--to", "-to"], valueName: "time",
+            help: "End the output at this time of the input (counted from the input's start, as ffmpeg's input -to; so --ss 10 --to 15 is 5 seconds). Not with -t.",
+            kind: .text, places: [.commandLine, .manifest],
+            parse: { text, _, o in
+                guard let t = parseTime(text) else { return "\"\(text)\" is not a time such as 90, 1:30, 00:01:30.500 or 500ms" }
+                guard t > 0 else { return "\(text) is not after the input's start" }
+                if o.duration != nil { return "-t and -to cannot both be given (ffmpeg would use -t); give one" }
+                o.to = t
+                return nil
+            },
+            json: { $0.to.map { .string(formatTime($0)) } }),
+        EncodeSetting(
+            key: "duration", flags: ["--duration", "-t"], valueName: "time",
+            help: "Length of the output from --ss, as ffmpeg's input -t (a time as for --ss). The last video frame is the last that starts less than this after the first one, as ffmpeg's trim filter. Not with --to.",
+            kind: .text, places: [.commandLine, .manifest],
+            parse: { text, _, o in
+                guard let t = parseTime(text) else { return "\"\(text)\" is not a time such as 90, 1:30, 00:01:30.500 or 500ms" }
+                guard t > 0 else { return "\(text) is not a length; give more than 0" }
+                if o.to != nil { return "-t and -to cannot both be given (ffmpeg would use -t); give one" }
+                o.duration = t
+                return nil
+            },
+            json: { $0.duration.map { .string(formatTime($0)) } }),
         EncodeSetting(
             key: "deinterlace", flags: ["--deinterlace"], valueName: "auto|off|frame|field",
             help: "Interlaced video: auto (the default: deinterlace on the GPU, bwdif-style, what the input flags as interlaced, one frame per frame; progressive video is untouched), frame or field (deinterlace every frame, flagged or not, as ffmpeg's bwdif=deint=all: frame keeps the frame rate, field makes one frame per field, twice the rate, as bwdif's send_field), off (encode it interlaced with its field order, tt or bb, kept). With --preset none, auto leaves interlaced video interlaced, as off.",
@@ -516,6 +552,10 @@ public struct EncodeOverrides: Sendable, Equatable {
     public var maxWidth: Int?
     public var maxHeight: Int?
     public var fps: FrameRate?
+    // issue 14: trim (microseconds from the input's start; `to` and `duration` are one end given two ways)
+    public var start: Int64?
+    public var to: Int64?
+    public var duration: Int64?
     /// Added to the entries of the layers below (for one key, the later entry wins).
     public var metadata: [MetadataEntry]?
 
@@ -565,6 +605,9 @@ public struct EncodeOverrides: Sendable, Equatable {
         o.maxWidth = maxWidth ?? base.maxWidth
         o.maxHeight = maxHeight ?? base.maxHeight
         o.fps = fps ?? base.fps
+        // issue 14: trim. The end is one setting given two ways: a layer that gives either wins whole.
+        o.start = start ?? base.start
+        if to == nil && duration == nil { (o.to, o.duration) = (base.to, base.duration) }
         if base.metadata != nil || metadata != nil { o.metadata = (base.metadata ?? []) + (metadata ?? []) }
         return o
     }
@@ -661,6 +704,19 @@ extension EncodeOverrides {
         e.scale.maxWidth = first { $0.maxWidth }?.0
         e.scale.maxHeight = first { $0.maxHeight }?.0
         e.frameRate = first { $0.fps }?.0
+        // issue 14: trim. The end comes from the first layer giving --to or -t (one end, two spellings).
+        let start = first { $0.start }
+        e.trim.start = start?.0 ?? 0
+        if let end = layers.first(where: { $0.overrides.to != nil || $0.overrides.duration != nil }) {
+            if let to = end.overrides.to {
+                guard to > e.trim.start else {
+                    throw end.source.error("to", "\(formatTime(to)) s is not after the start, \(formatTime(e.trim.start)) s (--to counts from the input's start, as ffmpeg's -to; -t gives a length)")
+                }
+                e.trim.end = .to(to)
+            } else if let d = end.overrides.duration {
+                e.trim.end = .duration(d)
+            }
+        }
         e.metadata = layers.reversed().flatMap { $0.overrides.metadata ?? [] }
 
         for other in VideoCodec.allCases where other != e.codec {

@@ -204,6 +204,8 @@ public struct EncoderSettings: Sendable {
     public var scale = ScaleRequest()
     /// `--fps`: constant-rate output; nil keeps the input's timing (issue 14).
     public var frameRate: FrameRate?
+    /// `--ss`, `--to`, `-t`: the part of the input encoded (issue 14).
+    public var trim = TrimRange()
 
     public init() {}
 
@@ -304,6 +306,7 @@ public struct EncoderSettings: Sendable {
         if deinterlace != d.deinterlace { extra.append(("deinterlace", deinterlace.rawValue)) }
         if !scale.isEmpty { extra.append(("scale", scale.description)) }
         if let r = frameRate { extra.append(("fps", r.description)) }
+        if !trim.isWhole { extra.append(("trim", trim.description)) }
         if !metadata.isEmpty {
             // Length-prefixed, so no key or value can be made to look like another split.
             extra.append(("metadata", metadata.map { "\($0.key.utf8.count):\($0.key)=\($0.value.utf8.count):\($0.value)" }.joined(separator: ";")))

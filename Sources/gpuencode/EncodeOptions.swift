@@ -80,6 +80,16 @@ struct EncodeOptions: ParsableArguments {
 
     @Flag(name: flagNames("copyts"), help: flagHelp("copyts"))
     var copyts = false
+    // issue 14: trim
+    @Option(name: flagNames("start"), help: flagHelp("start"))
+    var start: String?
+
+    @Option(name: flagNames("to"), help: flagHelp("to"))
+    var to: String?
+
+    @Option(name: flagNames("duration"), help: flagHelp("duration"))
+    var duration: String?
+
     @Option(name: flagNames("deinterlace"), help: flagHelp("deinterlace"), completion: flagCompletion("deinterlace"))
     var deinterlace: String?
 
@@ -139,6 +149,10 @@ struct EncodeOptions: ParsableArguments {
         add("maxWidth", maxWidth)
         add("maxHeight", maxHeight)
         add("fps", fps)
+        // issue 14: trim
+        add("start", start)
+        add("to", to)
+        add("duration", duration)
         for entry in metadata { add("metadata", entry) }
         return list
     }

@@ -208,6 +208,13 @@ struct TranscodeCommand: ParsableCommand {
                                                        output: output)
             report?.given(try encode.overrides(threadsMayBeAuto: true).over(base.encode))
             let picture = ImageIO.isImagePath(output!)
+            // issue 14: trim. A picture has no time to cut; a picture out is one frame, at --start.
+            if !settings.trim.isWhole && ImageIO.isImagePath(input!) {
+                throw GPUEncodeError(.usage, path: input!, "is a picture: --start, --to and -t cut movies")
+            }
+            if picture && settings.trim.end != nil {
+                throw GPUEncodeError(.usage, path: output!, "a picture is one frame: --to and -t do not apply (--start chooses the frame)")
+            }
             if !picture {
                 var check = TranscodeOptions(input: input!, output: output!, preset: base)
                 check.overwrite = overwrite
@@ -217,14 +224,19 @@ struct TranscodeCommand: ParsableCommand {
             }
             var duration: Double? = nil
             if splitAnimate {
-                duration = try Comparison.duration(of: input!)
+                // A trimmed run sweeps over what it writes: the input after --start, at most -t long.
+                duration = try Comparison.duration(of: input!).map { whole in
+                    let left = max(0, whole - Double(settings.trim.start) / 1e6)
+                    return settings.trim.duration.map { min(left, Double($0) / 1e6) } ?? left
+                }
+                if duration == nil, let length = settings.trim.duration { duration = Double(length) / 1e6 }
                 if duration == nil { throw GPUEncodeError(.usage, path: input!, "the file does not tell its duration, which --split-animate needs") }
             }
             let preset = try comparison.apply(to: base, duration: duration, animate: splitAnimate, library: library)
             if picture {
                 // A picture out (as GPUImage's picture output): the first frame of a movie, or a
                 // still image in, through the same path as `preview`.
-                try writePicture(preset: preset)
+                try writePicture(preset: preset, at: Double(settings.trim.start) / 1e6)
                 return
             }
             var options = TranscodeOptions(input: input!, output: output!, preset: preset)
@@ -310,13 +322,13 @@ struct TranscodeCommand: ParsableCommand {
 }
 
 extension TranscodeCommand {
-    func writePicture(preset: Preset) throws {
+    func writePicture(preset: Preset, at seconds: Double) throws {
         if !overwrite && access(output!, F_OK) == 0 { throw GPUEncodeError(.outputCreate, path: output!, "already exists (use -y to overwrite)") }
         var a = stat(), b = stat()
         if stat(input!, &a) == 0, stat(output!, &b) == 0, a.st_dev == b.st_dev, a.st_ino == b.st_ino {
             throw GPUEncodeError(.usage, path: output!, "is the input file; write to another file")
         }
-        let result = try Preview.render(input: input!, preset: preset, at: 0, gpu: try gpuOptions.selection())
+        let result = try Preview.render(input: input!, preset: preset, at: seconds, gpu: try gpuOptions.selection())
         // From here until the picture is in place, SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ remove the
         // temporary and exit 128+signal instead of leaving it (before, the default action is harmless).
         gpuencode_install_signal_handlers()

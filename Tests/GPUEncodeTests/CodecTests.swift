@@ -344,6 +344,8 @@ final class CodecTests: BatchTestCase {
             "noLocation": "true", "copyts": "true", "metadata": "title=x", "deinterlace": "field", "hdr": "keep", "tonemap": "hable", "targetPeak": "400", "peakDetect": "true",
             // issue 14: scale and frame rate
             "width": "640", "height": "360", "size": "640x360", "maxWidth": "640", "maxHeight": "360", "fps": "30",
+            // issue 14: trim
+            "start": "1.5", "to": "2", "duration": "1",
         ]
         // Settings that do not change what is written.
         let machine: Set<String> = ["threads", "hwaccel"]

@@ -9,7 +9,7 @@ struct AudioOutputs {
     /// The time bases of the audio output streams (for the MP4 movie timescale).
     var timeBases: [AVRational] = []
 
-    static func add(input: VideoSource, output: OutputFile, settings: EncoderSettings, metadata: MetadataPolicy, timeline: Timeline, run: RunState,
+    static func add(input: VideoSource, output: OutputFile, settings: EncoderSettings, metadata: MetadataPolicy, timeline: TrimPlan, run: RunState,
                     inputPath: String, outputPath: String, report: TranscodeReport? = nil, log: @escaping @Sendable (LogLevel, String) -> Void) throws -> AudioOutputs {
         let container = AudioContainer(outputPath: outputPath)
         let facts: [AudioStreamFacts] = (0..<input.streamCount).compactMap { i in
@@ -47,7 +47,8 @@ struct AudioOutputs {
                 os.pointee.time_base = s.pointee.time_base
                 log(.info, "audio stream #\(decision.inputIndex) (\(decision.codec)): copied")
                 result.handlers[decision.inputIndex] = StreamCopyHandler(from: s, inputPath: inputPath, to: os, output: output,
-                                                                                shift: timeline.shift(decision.inputIndex), log: log)
+                                                                                shift: timeline.shift(decision.inputIndex),
+                                                                                window: timeline.window(decision.inputIndex), log: log)
             case .encode(let codec):
                 let transcoder: AudioTranscoder
                 do {
@@ -57,6 +58,7 @@ struct AudioOutputs {
                     // The transcoder names the output; a stream it cannot decode is the input's fault.
                     throw GPUEncodeError(error.kind, path: inputPath, error.message)
                 }
+                transcoder.trim = timeline.window(decision.inputIndex)
                 try transcoder.configure(os)
                 log(.info, transcoder.description)
                 result.handlers[decision.inputIndex] = AudioTranscodeHandler(transcoder, to: os, output: output, run: run)

@@ -22,6 +22,8 @@ final class AudioTranscodeHandler: OutputStreamHandler {
         try transcoder.transcode(packet, emit: write)
     }
 
+    var isDone: Bool { transcoder.pastEnd }
+
     /// What the decoder, resampler, sample queue and encoder still hold; nothing after a failure.
     func finish() throws {
         if run.failed { return }

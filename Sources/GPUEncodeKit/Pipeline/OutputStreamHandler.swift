@@ -12,4 +12,12 @@ protocol OutputStreamHandler: AnyObject {
     /// still buffered, or stop and let go of what the handler holds. Called once, whatever
     /// happened before, so a handler with threads joins them here.
     func finish() throws
+
+    /// True once nothing more of this stream will be written (past a trim's end): when the video
+    /// and every audio stream are done, the loop stops reading the input.
+    var isDone: Bool { get }
+}
+
+extension OutputStreamHandler {
+    var isDone: Bool { false }
 }

@@ -16,9 +16,14 @@ final class StreamCopyHandler: OutputStreamHandler {
     private let shift: Int64
     /// Added after rescaling, in the output stream's time base (OutputFile.copiedBlockOffset).
     private let muxerOffset: Int64
+    /// `--start`/`--to`/`-t` in this stream's ticks (TrimPlan); nil copies every packet.
+    private let window: TrimWindow?
+    /// Subtitles: a cue shown across the start is kept from the start (audio keeps its packet whole).
+    private let isSubtitle: Bool
+    private(set) var isDone = false
 
     init(from input: UnsafeMutablePointer<AVStream>, inputPath: String, to stream: UnsafeMutablePointer<AVStream>, output: OutputFile,
-         shift: Int64, log: @escaping @Sendable (LogLevel, String) -> Void) {
+         shift: Int64, window: TrimWindow? = nil, log: @escaping @Sendable (LogLevel, String) -> Void) {
         self.output = output
         self.stream = stream
         inputTimeBase = input.pointee.time_base
@@ -28,10 +33,13 @@ final class StreamCopyHandler: OutputStreamHandler {
         order = CopiedPacketOrder(format: output.format.pointee.oformat)
         self.shift = shift
         muxerOffset = output.copiedBlockOffset(stream.pointee.codecpar, timeBase: stream.pointee.time_base)
+        self.window = window
+        isSubtitle = input.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE
     }
 
     func handle(_ packet: Packet) throws {
         let p = packet.pointer
+        if let window, !inside(p, window) { return }
         if shift != 0 {
             if p.pointee.pts != AV_NOPTS { p.pointee.pts -= shift }
             if p.pointee.dts != AV_NOPTS { p.pointee.dts -= shift }
@@ -50,6 +58,32 @@ final class StreamCopyHandler: OutputStreamHandler {
             return
         }
         try output.write(p)
+    }
+
+    /// Whether a packet is inside the trim, cut at packet boundaries: audio keeps the packet that
+    /// holds the start whole (its bytes are not touched; in MP4/MOV its time before 0 becomes the
+    /// edit list's media time, so playback starts at the start), and stops before the first packet
+    /// that starts at or after the end (as the ffmpeg CLI's copy stops). A subtitle cue shown
+    /// across the start is kept from the start to its own end (its time moved, its text not).
+    private func inside(_ p: UnsafeMutablePointer<AVPacket>, _ w: TrimWindow) -> Bool {
+        if isDone { return false }
+        let pts = p.pointee.pts != AV_NOPTS ? p.pointee.pts : p.pointee.dts
+        guard pts != AV_NOPTS else { return true }
+        if let end = w.end, pts >= end {
+            isDone = true
+            return false
+        }
+        if let cut = w.cut, pts < cut {
+            let duration = p.pointee.duration
+            // Ends at or before the cut (or says no length): wholly before the start.
+            guard duration > 0, pts + duration > cut else { return false }
+            if isSubtitle {
+                p.pointee.duration = pts + duration - cut
+                p.pointee.pts = cut
+                p.pointee.dts = cut
+            }
+        }
+        return true
     }
 
     /// Nothing is held back: every packet was written when it came.

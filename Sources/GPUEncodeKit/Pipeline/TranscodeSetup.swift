@@ -14,6 +14,12 @@ final class TranscodeJob {
     let gpuStage: GPUStage?
     let encodeStage: EncodeStage
     private let options: TranscodeOptions
+    /// The streams whose end ends the run early (a trim's end); subtitles do not hold it up.
+    private var endWatch: [OutputStreamHandler] = []
+    let trim: TrimPlan
+
+    /// Every stream that counts is past the trim's end: nothing more to read.
+    var pastEnd: Bool { !endWatch.isEmpty && endWatch.allSatisfy { $0.isDone } }
 
     /// `planOnly` (`--dry-run`): everything up to writing the header (input opened, streams mapped,
     /// encoders opened) with an output that creates no file; no stage is started.
@@ -30,10 +36,18 @@ final class TranscodeJob {
         o.report?.output(container: String(cString: output.format.pointee.oformat.pointee.name))
         let metadata = MetadataPolicy(o.encoder)
         // The output starts at 0 (ffmpeg's default) unless --copyts: what each stream moves by.
-        let timeline = Timeline(format: input.format, copyts: o.encoder.copyts)
-        if let note = timeline.note { o.log(.info, note) }
+        let wholeTimeline = Timeline(format: input.format, copyts: o.encoder.copyts)
+        if let note = wholeTimeline.note { o.log(.info, note) }
+        // --start/--to/-t: the cut in each stream's ticks, and the shift that puts the start at 0.
+        let timeline = TrimPlan(range: o.encoder.trim, timeline: wholeTimeline, format: input.format, copyts: o.encoder.copyts)
+        trim = timeline
+        try TranscodeJob.checkTrim(timeline, input: input, path: o.input)
+        if !timeline.isWhole {
+            if !timeline.seek(input.format) { o.log(.info, "trim: the input cannot seek; reading from its start") }
+            o.log(.info, "trim: \(o.encoder.trim.description) (input time \(formatTime(timeline.cutMicros!)) s becomes \(o.encoder.copyts ? "the first time kept (--copyts)" : "0"))")
+        }
         let (gpu, encode, geometry) = try TranscodeJob.mapVideo(o, input: input, output: output, metadata: metadata, sequential: o.sequential,
-                                                                     shift: timeline.shift(input.videoIndex))
+                                                                     trim: timeline)
         var handlers = [OutputStreamHandler?](repeating: nil, count: input.streamCount)
         // Audio next, in the plan's order: copied, or re-encoded where the container's players
         // would not play it (AudioPlan: --audio, --audio-tracks). Its warnings wait for the first
@@ -42,7 +56,8 @@ final class TranscodeJob {
                                          inputPath: o.input, outputPath: o.output, report: o.report, log: encode.setupWarnings.function)
         for (i, handler) in audio.handlers { handlers[i] = handler }
         for i in 0..<input.streamCount where i != input.videoIndex && input.stream(i).pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_AUDIO {
-            handlers[i] = try TranscodeJob.mapStream(input.stream(i), o, output: output, metadata: metadata, shift: timeline.shift(i))
+            handlers[i] = try TranscodeJob.mapStream(input.stream(i), o, output: output, metadata: metadata, shift: timeline.shift(i),
+                                                     window: timeline.window(i))
         }
         metadata.copyContainer(from: input.format.pointee.metadata, to: &output.format.pointee.metadata)
         for warning in metadata.unwritten(in: AudioContainer(outputPath: o.output)) { encode.setupWarnings.function(.warning, "\(o.output): \(warning)") }
@@ -61,9 +76,12 @@ final class TranscodeJob {
         }
         try output.open()
         video = try VideoTranscodeHandler(source: input, gpu: gpu, encode: encode, outputWidth: geometry.outputWidth,
-                                          outputHeight: geometry.outputHeight, sequential: o.sequential, run: run)
+                                          outputHeight: geometry.outputHeight, sequential: o.sequential, run: run,
+                                          window: timeline.window(input.videoIndex))
         handlers[input.videoIndex] = video
         self.handlers = handlers
+        // A trim's end: reading stops once the video and every audio stream are past it.
+        endWatch = [video] + audio.handlers.values.map { $0 }
     }
 
     /// What the run did, after the output is finished; `-v` hears which stage bounded it, and a
@@ -79,6 +97,23 @@ final class TranscodeJob {
         return summary
     }
 
+    /// A start at or after the end of the input (as far as the container says how long it is) is
+    /// a usage error (64) before anything is written: there would be nothing to encode.
+    static func checkTrim(_ trim: TrimPlan, input: VideoSource, path: String) throws {
+        guard trim.range.start > 0 else { return }
+        let f = input.format.pointee
+        guard f.duration > 0, f.duration != AV_NOPTS else { return }
+        if trim.range.start >= f.duration {
+            throw startPastEnd(trim.range, length: Double(f.duration) / 1e6, path: path)
+        }
+    }
+
+    /// The error of a start where the input has no video frame any more.
+    static func startPastEnd(_ range: TrimRange, length: Double?, path: String) -> GPUEncodeError {
+        let long = length.map { " (the input is \(formatNumber(($0 * 1000).rounded() / 1000)) s long)" } ?? ""
+        return GPUEncodeError(.usage, path: path, "--start \(formatTime(range.start)) is at or after the end of the video\(long); nothing to encode")
+    }
+
     /// Whether this run keeps the input's HDR (`--hdr keep` and a PQ or HLG input).
     static func keepsHDR(_ o: TranscodeOptions, input: VideoSource) -> Bool {
         o.encoder.hdr == .keep && [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(input.decoder.pointee.color_trc)
@@ -88,7 +123,7 @@ final class TranscodeJob {
     /// it), the GPU stage that filters it (none when the preset has no filters), the encoder and
     /// its output stream.
     private static func mapVideo(_ o: TranscodeOptions, input: VideoSource, output: OutputFile, metadata: MetadataPolicy, sequential: Bool,
-                                 shift: Int64) throws
+                                 trim: TrimPlan) throws
         -> (GPUStage?, EncodeStage, RenderGeometry) {
         let dec = input.decoder.pointee
         let hdrInput = [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc)
@@ -226,15 +261,17 @@ final class TranscodeJob {
             o.log(.info, "HDR: kept (\(dec.color_trc == AVCOL_TRC_SMPTE2084 ? "PQ" : "HLG"), 10-bit \(o.encoder.codec.displayName))")
         }
 
-        let encode = EncodeStage(encoder: encoder, stream: videoOut, output: output, options: o, shift: shift,
-                                 mediaStart: input.startSeconds, mediaDuration: input.durationSeconds,
+        // Progress (and its total) and filter time count from the trim's start when there is one.
+        let span = trim.span(videoStart: input.startSeconds, videoDuration: input.durationSeconds)
+        let encode = EncodeStage(encoder: encoder, stream: videoOut, output: output, options: o, shift: trim.shift(input.videoIndex),
+                                 mediaStart: span.start, mediaDuration: span.duration,
                                  frameRate: fps.map { FrameRateConverter(from: interlace.timeBase, to: AVRational(num: $0.den, den: $0.num)) })
         if let fps, let rate = o.encoder.frameRate {
             o.log(.info, "frame rate: constant \(rate) fps, time base \(fps.den)/\(fps.num) (frames repeated or dropped as ffmpeg's fps filter)")
         }
         if let order = interlace.keptFieldOrder { encode.interlacedTopFieldFirst = order == AV_FIELD_TT }
         let gpu = bypass ? nil : GPUStage(GPUStage.Settings(geometry: geometry, sourceColor: color, outputFormat: outputFormat,
-                                                            timeBase: inStream.pointee.time_base, mediaStart: input.startSeconds,
+                                                            timeBase: inStream.pointee.time_base, mediaStart: span.start,
                                                             overlapReadback: !sequential, toneMapping: o.encoder.toneMapping,
                                                             deinterlace: interlace.deinterlace, keepHDR: keep, filters: filters), options: o)
         return (gpu, encode, geometry)
@@ -243,7 +280,7 @@ final class TranscodeJob {
     /// Any other stream but audio: subtitles are copied packet for packet where the container can
     /// hold them (else dropped with a warning); data streams and extra video streams are dropped.
     private static func mapStream(_ s: UnsafeMutablePointer<AVStream>, _ o: TranscodeOptions, output: OutputFile,
-                                  metadata: MetadataPolicy, shift: Int64) throws -> OutputStreamHandler? {
+                                  metadata: MetadataPolicy, shift: Int64, window: TrimWindow?) throws -> OutputStreamHandler? {
         let i = Int(s.pointee.index)
         let par = s.pointee.codecpar!
         let type = par.pointee.codec_type
@@ -273,7 +310,7 @@ final class TranscodeJob {
         os.pointee.time_base = s.pointee.time_base
         os.pointee.disposition = s.pointee.disposition
         metadata.copyStream(from: s.pointee.metadata, to: &os.pointee.metadata)
-        return StreamCopyHandler(from: s, inputPath: o.input, to: os, output: output, shift: shift, log: o.log)
+        return StreamCopyHandler(from: s, inputPath: o.input, to: os, output: output, shift: shift, window: window, log: o.log)
     }
 
     /// A stream left out of the output, for `--json`.

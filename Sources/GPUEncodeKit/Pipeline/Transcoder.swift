@@ -16,6 +16,7 @@ public enum Transcoder {
                 run.checkInterrupt()
                 guard let packet = try job.input.read() else { break }
                 try job.handlers[packet.streamIndex]?.handle(packet)
+                if job.pastEnd { break }
             }
         } catch {
             // A signal that stopped a read (a FIFO) is reported as this run's interruption.
@@ -28,6 +29,9 @@ public enum Transcoder {
         }
         run.checkInterrupt()
         try run.throwIfFailed()
+        if job.video.framesEncoded == 0 && !job.trim.isWhole && job.video.framesBeforeStart > 0 {
+            throw TranscodeJob.startPastEnd(job.trim.range, length: job.input.durationSeconds, path: options.input)
+        }
         if job.video.framesEncoded == 0 {
             throw GPUEncodeError(.inputDecode, path: options.input, "no video frame could be decoded")
         }

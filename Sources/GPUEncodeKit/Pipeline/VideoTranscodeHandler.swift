@@ -10,11 +10,20 @@ final class VideoTranscodeHandler: OutputStreamHandler {
     /// Without a GPU stage, the encoded size: odd sizes are cropped by narrowing each decoded
     /// frame over its buffer.
     private let crop: (width: Int32, height: Int32)?
+    /// `--start`/`--to`/`-t` in the video's ticks (TrimPlan); nil encodes every frame.
+    private let window: TrimWindow?
+    /// The first frame kept: ffmpeg's trim filter counts the length from it.
+    private var firstKept: Int64?
+    /// Past the trim's end: later packets are not even decoded.
+    private(set) var isDone = false
+    /// Frames decoded before the trim's start and dropped (decoding starts at the keyframe before it).
+    private(set) var framesBeforeStart = 0
 
     /// Starts the stages (the pipelined ones' threads, or the GPU context of the sequential run).
     init(source: VideoSource, gpu: GPUStage?, encode: EncodeStage, outputWidth: Int, outputHeight: Int, sequential: Bool,
-         run: RunState) throws {
+         run: RunState, window: TrimWindow? = nil) throws {
         self.source = source
+        self.window = window
         self.gpu = gpu
         self.encode = encode
         self.run = run
@@ -24,6 +33,7 @@ final class VideoTranscodeHandler: OutputStreamHandler {
     }
 
     func handle(_ packet: Packet) throws {
+        if isDone { return }
         source.send(packet)
         try passDecodedFrames()
     }
@@ -39,6 +49,7 @@ final class VideoTranscodeHandler: OutputStreamHandler {
 
     private func passDecodedFrames() throws {
         while let frame = try source.receive() {
+            if let window, !keep(frame, window) { continue }
             framesDecoded += 1
             if let crop {
                 frame.width = crop.width
@@ -46,6 +57,24 @@ final class VideoTranscodeHandler: OutputStreamHandler {
             }
             try stages.push(frame)
         }
+    }
+
+    /// Whether a decoded frame is inside the trim: the first at or after the cut, and then every
+    /// frame that starts less than the length after that first one (ffmpeg's trim filter, which
+    /// the ffmpeg CLI puts first in the graph, so the deinterlacer too sees only these frames).
+    private func keep(_ frame: Frame, _ w: TrimWindow) -> Bool {
+        if isDone { return false }
+        if let cut = w.cut, frame.pts < cut {
+            framesBeforeStart += 1
+            return false
+        }
+        let first = firstKept ?? frame.pts
+        firstKept = first
+        if let length = w.length, frame.pts - first >= length {
+            isDone = true
+            return false
+        }
+        return true
     }
 
     var framesEncoded: Int { encode.frames }
