@@ -204,6 +204,30 @@ def build_cases(root):
         for v in ['inf', 'nan', '1e308', '-1e308']:
             add('numbers', f'{opt} {v}', [clip, out(), '--preset', 'sepia', opt, v] + fast, {0, 64})
 
+    # --- issue 14's controls: bad values are usage errors (64) or, for an inline chain, preset errors (67)
+    trim_values = bad_numbers + ['-5', '00:00:-1', '1:2:3:4', '99:99:99', '1.5.5', '1e-400', '5ms5']
+    for opt in ['--ss', '-t', '--to']:
+        for v in trim_values:
+            add('controls', f'{opt} {v!r}', [clip, out(), opt, v] + fast, {0, 64})
+    add('controls', '--ss past the end', [clip, out(), '--ss', '5'] + fast, {64, 65, 66})
+    add('controls', '-t and --to beyond', [clip, out(), '--ss', '0.5', '--to', '0.2'] + fast, {64})
+    for opt in ['--width', '--height', '--max-width', '--max-height']:
+        for v in bad_numbers + ['0', '1', '3', '16385', '100000']:
+            add('controls', f'{opt} {v!r}', [clip, out(), opt, v] + fast, {0, 64})
+    for v in ['0x0', 'x', '100x', 'x100', '-2x-2', '1e9x1e9', '99999x99999', '2x2', '100X100', '100x100x100', 'axb']:
+        add('controls', f'--size {v!r}', [clip, out(), '--size', v] + fast, {0, 64})
+    for v in bad_numbers + ['0', '0/0', '1/0', '30000/0', '-30', 'ntsc-film', '1000000']:
+        add('controls', f'--fps {v!r}', [clip, out(), '--fps', v] + fast, {0, 64})
+    for v in ['', ',', ',,,', ':', '=', 'sepia:', 'sepia:=', 'sepia:intensity=', 'sepia:intensity=nan',
+              'sepia:intensity=1e400', 'nosuch', 'sepia,' * 5000 + 'sepia', "'" * 1001, '\\' * 1001,
+              'sepia:intensity=' + '9' * 5000, 'lut3d:file=/etc/passwd', 'lut3d:file=../secret/secret.cube',
+              'shader:file=/etc/passwd', 'video:file=/etc/passwd', 'sepia:intensity=0.5:intensity=0.6',
+              'toneCurve:rgb=' + '[' * 10000, 'sépia', 'sepia:' + 'x' * 100000 + '=1']:
+        add('controls', f'--filter {v[:24]!r}', [clip, out(), '--filter', v] + fast, {0, 64, 67})
+    add('controls', '-progress to a planted link', [clip, out(), '-progress', os.path.join(out_dir, 'p.txt')] + fast,
+        {73}, setup=lambda: os.symlink(victim, os.path.join(out_dir, 'p.txt')), watch=[])
+    add('controls', '-progress onto the input', [clip, out(), '-progress', clip] + fast, {64, 73})
+
     # --- presets: 67 (or 0 for the valid ones), never a crash
     pdir = os.path.join(root, 'presets'); os.makedirs(pdir)
     counter = [0]
