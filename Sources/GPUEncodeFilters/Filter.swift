@@ -83,7 +83,7 @@ public struct FilterDeclaration: Sendable {
         case .float, .int, .vector, .color: break
         default: return false
         }
-        if arrays == nil && resources == nil && passPlan == nil && outputSize == nil { return true }
+        if arrays == nil && tables == nil && resources == nil && passPlan == nil && outputSize == nil { return true }
         return ["intensity", "opacity", "mix", "mixturePercent"].contains(p.name)
     }
 }
