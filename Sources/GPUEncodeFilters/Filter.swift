@@ -29,6 +29,10 @@ public struct FilterDeclaration: Sendable {
     /// source; the renderer asks it for the picture at each frame's time and uploads it only when it
     /// changes. Check the file when the preset loads with `resources` (see VideoInputFilter).
     public var dynamic: (@Sendable (FilterInstance, ResourceContext) throws -> DynamicSource)? = nil
+    /// Textures computed from the parameters and the input size in pixels, once per pass set up
+    /// (the output scaler's per-column Lanczos weights), sampled as `uniform sampler2D {{p}}NAME`:
+    /// `arrays` for tables too large for uniforms.
+    public var tables: (@Sendable (FilterInstance, _ inputWidth: Int, _ inputHeight: Int) -> [String: FilterResource])? = nil
     /// Texels added on every side of the reduced passes (`passPlan` divisors above 1), in their own
     /// pixels, set as `uniform float {{p}}margin`: the reduced picture then covers the clamped
     /// surroundings of the picture too, so a blur computed small treats the borders as the full-size
@@ -79,7 +83,7 @@ public struct FilterDeclaration: Sendable {
         case .float, .int, .vector, .color: break
         default: return false
         }
-        if arrays == nil && resources == nil && passPlan == nil && outputSize == nil { return true }
+        if arrays == nil && tables == nil && resources == nil && passPlan == nil && outputSize == nil { return true }
         return ["intensity", "opacity", "mix", "mixturePercent"].contains(p.name)
     }
 }
@@ -165,6 +169,9 @@ public struct DynamicFrame {
 public enum TexelData: Sendable {
     case bytes([UInt8])
     case floats([Float])
+    /// 32-bit floats (RGBA32F), read with texelFetch only (not filterable on every ES 3 GPU):
+    /// for tables that must keep single precision (filter weights).
+    case exactFloats([Float])
 }
 
 /// A problem with a filter's parameters or the files it reads, in words for the preset author.

@@ -11,6 +11,8 @@ struct ChainSource {
     var height: Int
     /// Sets the source's uniforms on the first pass's program (once).
     var setUp: (ShaderProgram) -> Void
+    /// Whether `glsl` needs GLSL ES 3.10 (`textureGather`) rather than 3.00.
+    var es31 = false
 }
 
 /// A filter chain that may sample neighbourhoods: the source and the leading point filters in
@@ -101,7 +103,8 @@ final class ChainRenderer {
             let (declarations, calls) = FilterCodegen.pointChain(segment.points, roundTo8Bits: !deep)
             switch segment {
             case .source:
-                let program = try ShaderProgram(fragment: ChainRenderer.header + source.glsl + declarations + """
+                let header = source.es31 ? ChainRenderer.header.replacing("#version 300 es", with: "#version 310 es") : ChainRenderer.header
+                let program = try ShaderProgram(fragment: header + source.glsl + declarations + """
                 out vec4 fragColor;
                 void main() {
                     vec2 uv = gl_FragCoord.xy / outSize;

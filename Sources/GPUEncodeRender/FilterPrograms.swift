@@ -84,6 +84,9 @@ class ResourceTexture {
                 // RGBA16F filters linearly on every ES 3 implementation; 32-bit float may not.
                 glTexStorage2D(target, 1, GLenum(GL_RGBA16F), GLsizei(w), GLsizei(h))
                 glTexSubImage2D(target, 0, 0, 0, GLsizei(w), GLsizei(h), GLenum(GL_RGBA), GLenum(GL_FLOAT), f)
+            case .exactFloats(let f):
+                glTexStorage2D(target, 1, GLenum(GL_RGBA32F), GLsizei(w), GLsizei(h))
+                glTexSubImage2D(target, 0, 0, 0, GLsizei(w), GLsizei(h), GLenum(GL_RGBA), GLenum(GL_FLOAT), f)
             }
             let filter = linear ? GL_LINEAR : GL_NEAREST
             glTexParameteri(target, GLenum(GL_TEXTURE_MIN_FILTER), filter)
@@ -201,6 +204,20 @@ final class FilterBindings {
                     }
                     made = textures
                     resources[prefix] = made
+                }
+                for (name, texture) in made.sorted(by: { $0.key < $1.key }) {
+                    program.set(prefix + name, int: unit)
+                    textures.append((unit, texture))
+                    unit += 1
+                }
+            }
+            if let compute = f.declaration.tables {
+                // Kept under a name no resource builder uses; one filter's passes share its input size.
+                let key = prefix + "#tables"
+                let made: [String: ResourceTexture]
+                if let cached = resources[key] { made = cached } else {
+                    made = compute(f, inputSize.0, inputSize.1).mapValues { ResourceTexture($0) }
+                    resources[key] = made
                 }
                 for (name, texture) in made.sorted(by: { $0.key < $1.key }) {
                     program.set(prefix + name, int: unit)

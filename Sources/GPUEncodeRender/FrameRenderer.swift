@@ -171,7 +171,16 @@ public final class FrameRenderer {
             }
             if packed { nv12 = made[0].1 }
         } else {
-            let chainSource = ChainSource(glsl: FrameRenderer.exactSampling(FrameRenderer.forDepth(FrameRenderer.chainSource(light: light, color: sourceColor), bits: g.bitDepth)), width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
+            // textureGather where the context has it (ES 3.1: llvmpipe and NVIDIA give 3.2 for the
+            // 3.0 context asked for); the same values by texelFetch otherwise.
+            var version: (GLint, GLint) = (0, 0)
+            glGetIntegerv(GLenum(GL_MAJOR_VERSION), &version.0)
+            glGetIntegerv(GLenum(GL_MINOR_VERSION), &version.1)
+            let gathers = version.0 > 3 || (version.0 == 3 && version.1 >= 1)
+            let sourceGLSL = FrameRenderer.forDepth(FrameRenderer.chainSource(light: light, color: sourceColor), bits: g.bitDepth)
+            var chainSource = ChainSource(glsl: gathers ? FrameRenderer.gatheredSampling(sourceGLSL, bits: g.bitDepth) : FrameRenderer.exactSampling(sourceGLSL),
+                                          width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
+            chainSource.es31 = gathers
             let chain = try ChainRenderer(source: chainSource, filters: rendered, fuse: path != .unfused, deep: precise || transparent, limits: limits)
             self.chain = chain
             passes = chain.chainPlan.description

@@ -76,6 +76,31 @@ extension FrameRenderer {
         return glsl.replacing(hardwareBilinear, with: exactBilinear)
     }
 
+    /// `exactBilinear` with one `textureGather` a plane instead of four `texelFetch`es (OpenGL ES
+    /// 3.1, `#version 310 es`): the same four samples and the same arithmetic, so the same values,
+    /// at a third of the fetches of the chain's first pass (on llvmpipe the exact chroma was most of
+    /// that pass's time, and the pass most of a scaled run's). The 2x2 block is gathered at its
+    /// shared corner, half a texel from where the GPU's rounding could pick another block;
+    /// CLAMP_TO_EDGE repeats the edge as `sampleAt`'s clamp does. `glsl`: a chain source for `bits`.
+    static func gatheredSampling(_ glsl: String, bits: Int) -> String {
+        let exact = bits > 8 ? exactBilinear : hardwareBilinear
+        guard glsl.ranges(of: exact).count == 1 else { return glsl }
+        let gather = bits > 8 ? "vec4(textureGather(t, uv)) * sampleScale" : "textureGather(t, uv)"
+        return glsl.replacing(exact, with: """
+        // c: a position in texels (centres at i + 0.5), clamped to the edge as GL_CLAMP_TO_EDGE does.
+        float bilinear(SourceSampler t, vec2 c, ivec2 mx) {
+            vec2 f = c - 0.5;
+            vec2 i = floor(f);
+            vec2 w = f - i;
+            vec2 uv = (i + 1.0) / vec2(mx + 1);
+            // x: (i, i + 1 below), y: (i + 1, i + 1 below), z: (i + 1, i), w: (i, i).
+            vec4 g = \(gather);
+            return mix(mix(g.w, g.z, w.x), mix(g.x, g.y, w.x), w.y);
+        }
+
+        """)
+    }
+
     /// The two source readers, over `sampleAt` (one sample, clamped to the plane) and `bilinear`.
     static let sourceReaders = """
     // s: a source pixel centre (pixel units).

@@ -35,7 +35,9 @@ final class ShaderProgram {
 
     /// Throws `ShaderCompileError` with the log, for shaders that come from a preset.
     init(checking fragment: String, label: String) throws {
-        let vs = try ShaderProgram.compile(GLenum(GL_VERTEX_SHADER), ShaderProgram.fullScreenVertexShader, label: label)
+        // The vertex shader takes the fragment shader's GLSL version: a program's must agree.
+        let version = fragment.hasPrefix("#version 310 es") ? "#version 310 es" : "#version 300 es"
+        let vs = try ShaderProgram.compile(GLenum(GL_VERTEX_SHADER), ShaderProgram.fullScreenVertexShader.replacing("#version 300 es", with: version), label: label)
         defer { glDeleteShader(vs) }
         let fs = try ShaderProgram.compile(GLenum(GL_FRAGMENT_SHADER), fragment, label: label)
         defer { glDeleteShader(fs) }

@@ -10,7 +10,8 @@ import XCTest
 /// 52.1/47.8/44.7 (every render path and transfer the same); gradients (a random pattern in FFmpeg 5.1,
 /// whatever the seed) 61-65/57-63/57-60 down, 75-84/60-64/60-67 up; cup 640x480 to 320x240 62.4/58.1/60.9, to 1280x960 63.3/58.3/62.9; deer 1080p to 1280x720
 /// 55.0/50.9/52.4, to 480x270 56.3/39.9/41.9; a zone plate shrunk 4x 62.5 dB (Y), where sampling it
-/// bilinearly, as a GPU texture fetch does, gives 17.6 dB.
+/// bilinearly, as a GPU texture fetch does, gives 17.6 dB; gradients shrunk 10x 64.6/55.7/59.8, gradients and
+/// testsrc2 to 426x240 (213 weight phases) 62.8/60.1/61.1 and 53.0/38.0/34.1.
 final class ScaleTests: GPUEncodeTestCase {
     private static let tags = ["-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709", "-color_range", "tv"]
     private static let fast = ["--crf", "0", "--speed", "ultrafast", "-y"]
@@ -80,6 +81,17 @@ final class ScaleTests: GPUEncodeTestCase {
         let gradients = try pattern("gradients=size=640x360:rate=25:speed=0.05", "gradients.mkv")
         try score(gradients, 320, 180, minimum: [38, 38, 38])
         try score(gradients, 1280, 720, minimum: [38, 38, 38], transfer: "client")
+    }
+
+    /// The weight table's shapes (`ScaleFilter.weights`): a 10x shrink (61-tap kernels, 16 table rows)
+    /// and a ratio with a different phase at nearly every output pixel (640 to 426: 213 phases), on the
+    /// paths and transfers not covered above for them.
+    func testWideKernelsAndManyPhases() throws {
+        let gradients = try pattern("gradients=size=640x360:rate=25:speed=0.05", "gradients-wide.mkv")
+        try score(gradients, 64, 36, minimum: [38, 38, 38], transfer: "client")
+        try score(gradients, 426, 240, minimum: [38, 38, 38], path: "unfused")
+        let testsrc = try pattern("testsrc2=size=640x360:rate=25", "testsrc2-phases.mkv")
+        try score(testsrc, 426, 240, minimum: [38, 32, 32], path: "rgba", transfer: "client")
     }
 
     /// Real footage: the cup (640x480) halved, quartered and doubled, the deer (1080p) to 720p and to a 4x smaller picture.
