@@ -41,6 +41,10 @@ func runCommand(_ arguments: [String]) -> Never {
         if code == .success { GPUEncode.exit(withError: error) }
         let message = GPUEncode.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
         let text = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
+        if batchErrorsAreJSON(arguments) {
+            fputs(batchErrorEvent("\(text) (see gpuencode batch --help)", exitCode: code.rawValue) + "\n", stderr)
+            exit(code.rawValue)
+        }
         fputs("gpuencode: error: \(text) (see \(commandPath(arguments)) --help)\n", stderr)
         if wantsTranscodeDocument(arguments) {
             // --json promises a document on stdout for every failure, usage errors included.
@@ -115,6 +119,10 @@ default:
 if let mistake = ffmpegPresetMistake(arguments) {
     // ffmpeg's -preset is the encoder's speed; here --preset is the look. Said before parsing, which
     // would only suggest --preset, the wrong option.
+    if batchErrorsAreJSON(arguments) {
+        fputs(batchErrorEvent("\(mistake) (see gpuencode batch --help)", exitCode: 64) + "\n", stderr)
+        exit(64)
+    }
     fputs("gpuencode: error: \(mistake) (see \(commandPath(arguments)) --help)\n", stderr)
     if wantsTranscodeDocument(arguments) {
         print(JSONWriter.write(TranscodeReport(input: nil, output: nil, dryRun: arguments.contains("--dry-run"))

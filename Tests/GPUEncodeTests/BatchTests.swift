@@ -485,6 +485,32 @@ final class BatchProgressTests: BatchTestCase {
         return dir
     }
 
+    /// Errors found before the batch starts (a mistyped option, a bad value, ffmpeg's -preset, no inputs)
+    /// are error events too when the stream is JSON (--progress json, or auto off a terminal, as here);
+    /// -q keeps the plain line.
+    func testUsageErrorsAreJSONEventsInJSONMode() throws {
+        let dir = try clips(["a.mp4"], in: "in")
+        let out = scratch("out").path
+        let cases: [([String], Int32)] = [
+            (["--bogus"], 64),
+            ([dir.path, "--out-dir", out, "--crf", "99"], 64),
+            ([dir.path, "--out-dir", out, "-preset", "fast"], 64),
+            ([dir.path, "--out-dir", out, "--progress", "json", "--keyint", "x"], 64),
+            ([scratch("nothing-here").path, "--out-dir", out], 66),
+        ]
+        for (args, code) in cases {
+            let r = try batch(args)
+            XCTAssertEqual(r.status, code, r.summary)
+            XCTAssertEqual(r.stderrLines.count, 1, r.stderr)
+            let event = try? JSONSerialization.jsonObject(with: Data((r.stderrLines.first ?? "").utf8)) as? [String: Any]
+            XCTAssertEqual(event?["event"] as? String, "error", "\(args): not an error event: \(r.stderr)")
+            XCTAssertEqual(event?["exitCode"] as? Int, Int(code), r.stderr)
+        }
+        let quiet = try batch(["--bogus", "-q"])
+        XCTAssertEqual(quiet.status, 64)
+        XCTAssertTrue(quiet.stderr.hasPrefix("gpuencode: error: "), quiet.stderr)
+    }
+
     func testJSONModeEveryStderrLineParsesWithWarningAndFailure() throws {
         let dir = try mixedJobs()
         let report = scratch("r.json"), junit = scratch("r.xml")
