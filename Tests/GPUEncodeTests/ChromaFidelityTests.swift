@@ -53,17 +53,8 @@ final class ChromaFidelityTests: GPUEncodeTestCase {
         try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y"] + arguments)
     }
 
-    /// Y, Cb, Cr PSNR of `a` against `b`, frame by frame.
-    private func planes(_ a: URL, _ b: URL) throws -> [Double] {
-        let result = try Oracle.runChecked("ffmpeg", ["-nostdin", "-hide_banner", "-i", a.path, "-i", b.path, "-lavfi",
-                                                      "[0:v]setpts=N[a];[1:v]setpts=N[b];[a][b]psnr", "-f", "null", "-"])
-        let line = try XCTUnwrap(result.stderr.split(whereSeparator: \.isNewline).last { $0.contains("PSNR y:") }, result.stderr)
-        return try ["y:", "u:", "v:"].map { key in
-            let start = try XCTUnwrap(line.range(of: " " + key)).upperBound
-            let figure = line[start...].prefix { !$0.isWhitespace }
-            return figure == "inf" ? 99 : try XCTUnwrap(Double(figure), String(line))
-        }
-    }
+    /// Y, Cb, Cr PSNR of `a` against `b`, frame by frame (Oracle.planePSNR).
+    private func planes(_ a: URL, _ b: URL) throws -> [Double] { try Oracle.planePSNR(a, b) }
 
     /// Runs identity on the direct path (pixel buffers and client memory: the packed single pass) and the RGBA
     /// path, losslessly, and scores each against the input beside ffmpeg's two round trips. The per-plane

@@ -319,6 +319,22 @@ enum Oracle {
         return value
     }
 
+    /// Y, Cb and Cr PSNR in dB of `a` against `b`, frame i against frame i (99 for identical planes).
+    static func planePSNR(_ a: URL, _ b: URL) throws -> [Double] {
+        let result = try runChecked("ffmpeg", ["-nostdin", "-hide_banner", "-i", a.path, "-i", b.path, "-lavfi",
+                                               "[0:v]setpts=N[a];[1:v]setpts=N[b];[a][b]psnr", "-f", "null", "-"])
+        guard let line = result.stderr.split(whereSeparator: \.isNewline).last(where: { $0.contains("PSNR y:") }) else {
+            throw OracleError("no PSNR summary from ffmpeg: \(result.stderr.suffix(2000))")
+        }
+        return try ["y:", "u:", "v:"].map { key in
+            guard let start = line.range(of: " " + key)?.upperBound else { throw OracleError("no \(key) in: \(line)") }
+            let figure = line[start...].prefix { !$0.isWhitespace }
+            if figure == "inf" { return 99 }
+            guard let value = Double(figure) else { throw OracleError("unreadable PSNR figure in: \(line)") }
+            return value
+        }
+    }
+
     /// Per-frame `signalstats` values (YAVG, UAVG, SATMAX, ...) of the first video stream.
     static func signalStats(_ file: URL) throws -> [[String: Double]] {
         let result = try runChecked("ffmpeg", ["-nostdin", "-v", "error", "-i", file.path, "-map", "0:v:0",
