@@ -44,8 +44,10 @@ for ((r = 1; r <= ROUNDS; r++)); do
     measure ffmpeg-sepia "$clip" ffmpeg -v error -y -i "$clip" -vf "$SEPIA" -c:v libx264 -preset "$SPEED" "$TMP/o.mp4"
     for preset in none identity sepia heavyblur; do
       for transfer in client pbo; do
+        # none has no GPU stage, so no transfer path.
         [ "$preset" = none ] && [ "$transfer" = pbo ] && continue
-        GPUENCODE_TRANSFER=$transfer measure "ours-$preset-$transfer" "$clip" "$BIN" "$clip" "$TMP/o.mp4" -y --preset "$preset" --speed "$SPEED"
+        side="ours-$preset-$transfer"; [ "$preset" = none ] && side=ours-none
+        GPUENCODE_TRANSFER=$transfer measure "$side" "$clip" "$BIN" "$clip" "$TMP/o.mp4" -y --preset "$preset" --speed "$SPEED"
       done
     done
   done
