@@ -3,7 +3,10 @@ import Glibc
 /// A blocking FIFO with a fixed capacity: the stages of the pipeline hand frames through these,
 /// so frames in flight (and memory) stay constant whatever the length of the input.
 package final class BoundedQueue<Element>: @unchecked Sendable {
-    private var items: [Element] = []
+    /// Popped slots are set to nil at once: a slot kept its element until the array was compacted
+    /// (every 64 pops), and with frames as elements that held up to 64 decoded and 64 filtered
+    /// 1080p frames alive (about 400 MB of peak RSS, issue 15).
+    private var items: [Element?] = []
     private var head = 0
     private let capacity: Int
     private var closed = false
@@ -48,7 +51,8 @@ package final class BoundedQueue<Element>: @unchecked Sendable {
         defer { pthread_mutex_unlock(&mutex) }
         while count == 0 && !closed { pthread_cond_wait(&notEmpty, &mutex) }
         if count == 0 { return nil }
-        let item = items[head]
+        let item = items[head]!
+        items[head] = nil
         head += 1
         if head > 64 && head * 2 > items.count {
             items.removeFirst(head)
@@ -70,7 +74,7 @@ package final class BoundedQueue<Element>: @unchecked Sendable {
     /// Removes everything left (after an abort), handing each item to `body` for release.
     package func drain(_ body: (Element) -> Void) {
         pthread_mutex_lock(&mutex)
-        let rest = items[head...]
+        let rest = items[head...].compactMap { $0 }
         items = []
         head = 0
         pthread_cond_broadcast(&notFull)
