@@ -33,7 +33,8 @@ public final class BatchProgress: BatchObserver, @unchecked Sendable {
     private var drawnLines = 0
     private var lastDraw = 0.0
     private var lastBlock: Double
-    private var mutex = pthread_mutex_t()
+    /// Guards the display state: the pipeline's threads report, the main thread finishes.
+    private let lock = Locked(())
 
     /// `style`: terminal, json, kv or none (auto resolved by the caller). `columns`: the terminal's
     /// width now. `stream`: where ffmpeg-style blocks go (`--progress-url`), every `statsPeriod` s.
@@ -45,16 +46,9 @@ public final class BatchProgress: BatchObserver, @unchecked Sendable {
         self.statsPeriod = statsPeriod
         self.columns = columns
         lastBlock = start
-        pthread_mutex_init(&mutex, nil)
     }
 
-    deinit { pthread_mutex_destroy(&mutex) }
-
-    private func locked<R>(_ body: () -> R) -> R {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return body()
-    }
+    private func locked<R>(_ body: () -> R) -> R { lock.withLock { _ in body() } }
 
     private func emit(_ members: [(String, JSONValue)]) {
         let line = compactJSON(.obj([("t", .num(rounded(monotonicSeconds() - start, 3)))] + members))

@@ -15,7 +15,8 @@ public final class ProgressReporter: @unchecked Sendable {
     private var lastBlock: Double
     private var last = EncodeProgress(frames: 0, position: 0, total: nil)
     private var printedTerminalLine = false
-    private var mutex = pthread_mutex_t()
+    /// Guards the display state: the pipeline's threads report, the main thread finishes.
+    private let lock = Locked(())
 
     /// `style`: terminal, json, kv or none (auto resolved by the caller). `columns`: the terminal's
     /// width now (asked at every redraw, so a resized window is followed). `statsPeriod`: seconds
@@ -26,16 +27,9 @@ public final class ProgressReporter: @unchecked Sendable {
         self.columns = columns
         self.statsPeriod = statsPeriod
         lastBlock = start
-        pthread_mutex_init(&mutex, nil)
     }
 
-    deinit { pthread_mutex_destroy(&mutex) }
-
-    private func locked<R>(_ body: () -> R) -> R {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return body()
-    }
+    private func locked<R>(_ body: () -> R) -> R { lock.withLock { _ in body() } }
 
     /// The latest sample from the encoder; shown when the style's interval has passed.
     package func update(_ sample: EncodeProgress) {
