@@ -29,6 +29,8 @@ public final class FrameRenderer {
     /// The peak (target-peak units) the last frame was tone-mapped with, when peaks are detected.
     var detectedPeak: Double? { detector?.peak }
     private var conversion: [(program: ShaderProgram, target: RenderTarget)] = []
+    /// A chain that ends in the output scaler: its chroma, scaled as swscale scales chroma planes.
+    private var scaledChroma: ScaledChroma?
     private var vao: GLuint = 0
     private var scratch: [UInt8] = []
     private var scratch16: [UInt16] = []
@@ -113,8 +115,12 @@ public final class FrameRenderer {
         // A transparent chain (identity filters only, or none) runs as no filters on unclamped
         // R'G'B' (half-float intermediates on the chain paths), so Y'CbCr outside the R'G'B' cube
         // comes back as it went in; every other chain is rendered exactly as before.
-        let transparent = FrameRenderer.isTransparent(filters, light: light)
-        let rendered = transparent ? [] : filters
+        // The output scaler after identity keeps that: swscale scales Y'CbCr, where nothing clips,
+        // so values outside the R'G'B' cube must not clip here either (testsrc2 read as BT.709:
+        // Y 38.1 dB against swscale clipped in 8-bit intermediates, 53.4 unclipped in half float).
+        let scaler = FrameRenderer.endsInOutputScale(filters) ? Array(filters.suffix(2)) : []
+        let transparent = FrameRenderer.isTransparent(Array(filters.dropLast(scaler.count)), light: light)
+        let rendered = transparent ? scaler : filters
         let sourceColor = SourceColorShader(color: source, toneMapping: toneMapping, keepsSignal: keepsSignal, clamped: !transparent)
         // Kept HDR goes back to Y'CbCr through the source's own matrix and range.
         let fromRGB = (keepsSignal ? YUVColorSpace(matrix: source.matrix, fullRange: source.fullRange)
@@ -184,9 +190,15 @@ public final class FrameRenderer {
             let chain = try ChainRenderer(source: chainSource, filters: rendered, fuse: path != .unfused, deep: precise || transparent, limits: limits)
             self.chain = chain
             passes = chain.chainPlan.description
+            if let ratio = FrameRenderer.outputScaleRatio(rendered, geometry: g) {
+                scaledChroma = try ScaledChroma(width: w, height: h, ratio: ratio, linear: linear)
+                passes += ScaledChroma.passLines(after: passes.count)
+            }
+            let scaled = scaledChroma != nil
             if writesNV12 {
                 // One pass from the chain's RGBA to NV12, a 4x2 block per fragment.
-                let program = try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: writer(FrameRenderer.nv12FromRGBA), linear), label: "RGB to NV12")
+                let program = try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: writer(scaled ? FrameRenderer.nv12FromScaled : FrameRenderer.nv12FromRGBA), linear),
+                                                label: "RGB to NV12")
                 let target = try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [rgba8, rgba8, rgba8])
                 setUp(program)
                 glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
@@ -196,7 +208,8 @@ public final class FrameRenderer {
             conversion = [
                 (try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: writer(FrameRenderer.lumaFromRGBA), linear), label: "RGB to Y"),
                  try RenderTarget(width: w, height: h, formats: [r8])),
-                (try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: writer(FrameRenderer.chromaFromRGBA), linear), label: "RGB to CbCr"),
+                (try ShaderProgram(fragment: scaled ? writer(FrameRenderer.chromaFromScaled)
+                                                    : FrameRenderer.defining("LINEAR_LIGHT", in: writer(FrameRenderer.chromaFromRGBA), linear), label: "RGB to CbCr"),
                  try RenderTarget(width: w / 2, height: h / 2, formats: [r8, r8])),
             ]
             for (program, _) in conversion {
@@ -204,6 +217,7 @@ public final class FrameRenderer {
                 glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
             }
             }
+            for (program, _) in conversion { program.set("chromaTex", int: 1) }
         }
         if tenBit, let target = nv12 ?? conversion.first?.target ?? fast.first?.target, !target.readsShorts {
             throw GPUEncodeError(.gpu, "this GPU cannot read 16-bit integer targets as GL_UNSIGNED_SHORT, which --hdr keep with filters needs")
@@ -227,7 +241,8 @@ public final class FrameRenderer {
     public static func passPlan(_ filters: [FilterInstance], limits: GPULimits, path: RenderPath = .direct) throws -> [String] {
         if filters.isEmpty { return [] }
         if usesFusedPass(filters, path: path, limits: limits) { return [fusedPassLine(filters)] }
-        return try ChainPlan(filters: filters, sourceGLSL: chainSourceGLSL(SourceColorShader(color: YUVColorSpace(matrix: .bt709, fullRange: false))), fuse: path != .unfused, limits: limits).description
+        let plan = try ChainPlan(filters: filters, sourceGLSL: chainSourceGLSL(SourceColorShader(color: YUVColorSpace(matrix: .bt709, fullRange: false))), fuse: path != .unfused, limits: limits).description
+        return plan + (endsInOutputScale(filters) ? ScaledChroma.passLines(after: plan.count) : [])
     }
 
     /// Whether `init` renders `filters` in the single fused pass (else through the chain's passes):
@@ -260,6 +275,19 @@ public final class FrameRenderer {
     /// intermediates (see `init`).
     static func isTransparent(_ filters: [FilterInstance], light: FilterLight) -> Bool {
         light == .gamma && filters.onlyIdentity
+    }
+
+    /// When `filters` end in the output scaler (`ScaleFilter`'s two passes, which the pipeline
+    /// appends for `--width`/`--size`): its horizontal ratio, input width over output width, for
+    /// `ScaledChroma`. (The chain's result is then the output's size.)
+    static func outputScaleRatio(_ filters: [FilterInstance], geometry g: RenderGeometry) -> Double? {
+        guard endsInOutputScale(filters) else { return nil }
+        let before = ChainRenderer.outputSize(of: Array(filters.dropLast(2)), width: g.uprightWidth, height: g.uprightHeight)
+        return Double(before.0) / Double(g.outputWidth)
+    }
+
+    static func endsInOutputScale(_ filters: [FilterInstance]) -> Bool {
+        filters.count >= 2 && filters.suffix(2).allSatisfy { $0.declaration.name == ScaleFilter.name }
     }
 
     static func isUpright420(_ g: RenderGeometry) -> Bool {
@@ -368,6 +396,11 @@ public final class FrameRenderer {
         }
         if let chain {
             let result = chain.render(time: time, frameIndex: frameIndex)
+            if let scaledChroma {
+                scaledChroma.render(from: result.textures[0])
+                glActiveTexture(GLenum(GL_TEXTURE1))
+                glBindTexture(GLenum(GL_TEXTURE_2D), scaledChroma.texture.id)
+            }
             glActiveTexture(GLenum(GL_TEXTURE0))
             glBindTexture(GLenum(GL_TEXTURE_2D), result.textures[0].id)
             for (program, target) in conversion {

@@ -433,6 +433,40 @@ extension FrameRenderer {
     }
     """
 
+    /// `nv12FromRGBA` for a scaled output (`ScaledChroma`): Y from the block's eight pixels, Cb and Cr
+    /// from the two chroma-sited samples the halving passes made (unit 1, `chromaTex`).
+    static let nv12FromScaled = """
+    #version 300 es
+    precision highp float;
+    precision highp int;
+    uniform highp sampler2D rgbaTex;
+    uniform highp sampler2D chromaTex;
+    uniform mat3 rgbToYuv;
+    uniform vec3 outOffset;
+    uniform ivec2 rgbaMax;
+    """ + "\n" + lightGLSL + nv12Block + """
+    vec3 rgbaAt(ivec2 p) {
+        vec3 c = texelFetch(rgbaTex, clamp(p, ivec2(0), rgbaMax), 0).rgb;
+    #ifdef LINEAR_LIGHT
+        c = fromLinear(c);
+    #endif
+        return c;
+    }
+    void main() {
+        int q = int(gl_FragCoord.x);
+        int m = int(gl_FragCoord.y);
+        // (Only the block's own pixels: writeSamples reads no others.)
+        vec3 z = vec3(0.0);
+        vec3 inner[14] = vec3[14](z, z, rgbaAt(ivec2(4 * q, 2 * m)), rgbaAt(ivec2(4 * q + 1, 2 * m)),
+                                  rgbaAt(ivec2(4 * q + 2, 2 * m)), rgbaAt(ivec2(4 * q + 3, 2 * m)), z,
+                                  z, z, rgbaAt(ivec2(4 * q, 2 * m + 1)), rgbaAt(ivec2(4 * q + 1, 2 * m + 1)),
+                                  rgbaAt(ivec2(4 * q + 2, 2 * m + 1)), rgbaAt(ivec2(4 * q + 3, 2 * m + 1)), z);
+        int last = (rgbaMax.x - 1) / 2;
+        writeSamples(inner, texelFetch(chromaTex, ivec2(min(2 * q, last), m), 0).rgb,
+                     texelFetch(chromaTex, ivec2(min(2 * q + 1, last), m), 0).rgb);
+    }
+    """
+
     /// The NV12 writer both single-pass shaders share. A fragment owns a 4x2 block. `inner` holds
     /// the RGB of rows 2m and 2m+1 (index 7r + k) at columns 4q-2 .. 4q+4 (k = 0..6), clamped to the
     /// picture (the columns around the block feed chroma only); `outer` the rows 2m-1 and 2m+2
@@ -445,24 +479,28 @@ extension FrameRenderer {
     layout(location = 1) out vec4 yOdd;
     layout(location = 2) out vec4 cbcr;
     // (Written out without loops: llvmpipe is much slower at array indices it cannot resolve.)
-    void writeBlock(vec3 inner[14], vec3 outer[4]) {
+    // `inner` as writeBlock's; `a`, `b`: the R'G'B' of the block's two chroma samples.
+    void writeSamples(vec3 inner[14], vec3 a, vec3 b) {
         vec3 lumaRow = vec3(rgbToYuv[0][0], rgbToYuv[1][0], rgbToYuv[2][0]);
         ivec2 block = ivec2(gl_FragCoord.xy);
         yEven = DITHERED4(vec4(dot(lumaRow, inner[2]), dot(lumaRow, inner[3]), dot(lumaRow, inner[4]), dot(lumaRow, inner[5])) + outOffset.x,
                           ivec2(4 * block.x, 2 * block.y));
         yOdd = DITHERED4(vec4(dot(lumaRow, inner[9]), dot(lumaRow, inner[10]), dot(lumaRow, inner[11]), dot(lumaRow, inner[12])) + outOffset.x,
                          ivec2(4 * block.x, 2 * block.y + 1));
+        vec3 c0 = rgbToYuv * a + outOffset;
+        vec3 c1 = rgbToYuv * b + outOffset;
+        ivec2 chroma = ivec2(2 * block.x, block.y);
+        cbcr = vec4(DITHERED(c0.y, chroma + ivec2(4, 0)), DITHERED(c0.z, chroma + ivec2(0, 4)),
+                    DITHERED(c1.y, chroma + ivec2(5, 0)), DITHERED(c1.z, chroma + ivec2(1, 4)));
+    }
+    void writeBlock(vec3 inner[14], vec3 outer[4]) {
         vec3 c[7] = vec3[7](inner[0] + inner[7], inner[1] + inner[8], inner[2] + inner[9], inner[3] + inner[10],
                             inner[4] + inner[11], inner[5] + inner[12], inner[6] + inner[13]);
         vec3 a = chromaV[0] * outer[0] + chromaV[3] * outer[2]
             + chromaV[1] * (chromaH[0] * c[0] + chromaH[1] * c[1] + chromaH[2] * c[2] + chromaH[3] * c[3] + chromaH[4] * c[4]);
         vec3 b = chromaV[0] * outer[1] + chromaV[3] * outer[3]
             + chromaV[1] * (chromaH[0] * c[2] + chromaH[1] * c[3] + chromaH[2] * c[4] + chromaH[3] * c[5] + chromaH[4] * c[6]);
-        vec3 c0 = rgbToYuv * a + outOffset;
-        vec3 c1 = rgbToYuv * b + outOffset;
-        ivec2 chroma = ivec2(2 * block.x, block.y);
-        cbcr = vec4(DITHERED(c0.y, chroma + ivec2(4, 0)), DITHERED(c0.z, chroma + ivec2(0, 4)),
-                    DITHERED(c1.y, chroma + ivec2(5, 0)), DITHERED(c1.z, chroma + ivec2(1, 4)));
+        writeSamples(inner, a, b);
     }
 
     """
@@ -512,6 +550,26 @@ extension FrameRenderer {
             }
         }
         vec3 yuv = rgbToYuv * rgb + outOffset;
+        cb = DITHERED(yuv.y, c + ivec2(4, 0));
+        cr = DITHERED(yuv.z, c + ivec2(0, 4));
+    }
+    """
+
+    /// `chromaFromRGBA` for a scaled output: Cb and Cr of the chroma-sited samples the halving
+    /// passes made (`ScaledChroma`, unit 1).
+    static let chromaFromScaled = """
+    #version 300 es
+    precision highp float;
+    precision highp int;
+    uniform highp sampler2D chromaTex;
+    uniform mat3 rgbToYuv;
+    uniform vec3 outOffset;
+    """ + "\n" + ditherGLSL + """
+    layout(location = 0) out float cb;
+    layout(location = 1) out float cr;
+    void main() {
+        ivec2 c = ivec2(gl_FragCoord.xy);
+        vec3 yuv = rgbToYuv * texelFetch(chromaTex, c, 0).rgb + outOffset;
         cb = DITHERED(yuv.y, c + ivec2(4, 0));
         cr = DITHERED(yuv.z, c + ivec2(0, 4));
     }
