@@ -41,3 +41,20 @@ extension YUVColorSpace {
         return (rows.flatMap { $0 }.map(Float.init), [Float(y0), Float(c0), Float(c0)])
     }
 }
+
+/// An affine colour map, x -> rows * x + offset (rows row-major, as `toRGB`/`fromRGB` give them).
+typealias AffineColorMap = (rows: [Float], offset: [Float])
+
+/// `first`, then `second`, as one map (in double precision).
+func composed(_ first: AffineColorMap, then second: AffineColorMap) -> AffineColorMap {
+    let a = second.rows.map(Double.init), b = first.rows.map(Double.init)
+    var rows = [Float](repeating: 0, count: 9), offset = [Float](repeating: 0, count: 3)
+    for i in 0..<3 {
+        for j in 0..<3 { rows[3 * i + j] = Float((0..<3).map { a[3 * i + $0] * b[3 * $0 + j] }.reduce(0, +)) }
+        offset[i] = Float((0..<3).map { a[3 * i + $0] * Double(first.offset[$0]) }.reduce(0, +) + Double(second.offset[i]))
+    }
+    return (rows, offset)
+}
+
+/// The map that changes nothing.
+let identityColorMap: AffineColorMap = ([1, 0, 0, 0, 1, 0, 0, 0, 1], [0, 0, 0])

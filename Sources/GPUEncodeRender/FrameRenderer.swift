@@ -111,13 +111,12 @@ public final class FrameRenderer {
         glGenVertexArrays(1, &vao)
         glBindVertexArray(vao)
 
-        let toRGB = source.toRGB()
         // A transparent chain (identity filters only, or none) runs as no filters on unclamped
         // R'G'B' (half-float intermediates on the chain paths), so Y'CbCr outside the R'G'B' cube
         // comes back as it went in; every other chain is rendered exactly as before.
         // The output scaler after identity keeps that: swscale scales Y'CbCr, where nothing clips,
         // so values outside the R'G'B' cube must not clip here either (testsrc2 read as BT.709:
-        // Y 38.1 dB against swscale clipped in 8-bit intermediates, 53.4 unclipped in half float).
+        // Y 38.1 dB against swscale when clipped to R'G'B' in 8-bit intermediates, 64.2 unclipped).
         let scaler = FrameRenderer.endsInOutputScale(filters) ? Array(filters.suffix(2)) : []
         let transparent = FrameRenderer.isTransparent(Array(filters.dropLast(scaler.count)), light: light)
         let rendered = transparent ? scaler : filters
@@ -125,6 +124,14 @@ public final class FrameRenderer {
         // Kept HDR goes back to Y'CbCr through the source's own matrix and range.
         let fromRGB = (keepsSignal ? YUVColorSpace(matrix: source.matrix, fullRange: source.fullRange)
                        : YUVColorSpace(matrix: .bt709, fullRange: false)).fromRGB()
+        // why Y'CbCr through the scaler: an 8-bit source scaled after identity with a plain matrix
+        // (SDR, BT.709 primaries) carries its Y'CbCr codes through the chain (the source pass's matrix
+        // is the identity) and the conversion applies the whole matrix change at the end (the
+        // scaler and the chroma halving are linear, so they commute with it). Codes always fit 8-bit
+        // intermediates, so nothing clips without half float, which on llvmpipe made 1080p to 720p
+        // cost 1.55x the CPU time of 8-bit R'G'B'.
+        let scalesYCbCr = transparent && !scaler.isEmpty && sourceColor.isIdentity && !precise
+        let (toRGB, toOutput) = scalesYCbCr ? (identityColorMap, composed(source.toRGB(), then: fromRGB)) : (source.toRGB(), fromRGB)
         let map = g.rotation.sourceMapping(srcWidth: Float(g.sourceWidth), srcHeight: Float(g.sourceHeight))
         let (w, h) = (g.outputWidth, g.outputHeight)
         // Uniforms never change during a run: set them once. A uniform a program does not use has
@@ -138,8 +145,8 @@ public final class FrameRenderer {
             program.set("rgbaTex", int: 0)
             program.setMatrix("yuvToRgb", rows: toRGB.rows)
             program.set("yuvOffset", toRGB.offset[0], toRGB.offset[1], toRGB.offset[2])
-            program.setMatrix("rgbToYuv", rows: fromRGB.rows)
-            program.set("outOffset", fromRGB.offset[0], fromRGB.offset[1], fromRGB.offset[2])
+            program.setMatrix("rgbToYuv", rows: toOutput.rows)
+            program.set("outOffset", toOutput.offset[0], toOutput.offset[1], toOutput.offset[2])
             program.setMatrix("srcFromOut", rows: map.a)
             program.set("srcOffset", map.b.0, map.b.1)
             program.set("lumaSize", Float(g.sourceWidth), Float(g.sourceHeight))
@@ -187,7 +194,7 @@ public final class FrameRenderer {
             var chainSource = ChainSource(glsl: gathers ? FrameRenderer.gatheredSampling(sourceGLSL, bits: g.bitDepth) : FrameRenderer.exactSampling(sourceGLSL),
                                           width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
             chainSource.es31 = gathers
-            let chain = try ChainRenderer(source: chainSource, filters: rendered, fuse: path != .unfused, deep: precise || transparent, limits: limits)
+            let chain = try ChainRenderer(source: chainSource, filters: rendered, fuse: path != .unfused, deep: precise || (transparent && !scalesYCbCr), limits: limits)
             self.chain = chain
             passes = chain.chainPlan.description
             if let ratio = FrameRenderer.outputScaleRatio(rendered, geometry: g) {

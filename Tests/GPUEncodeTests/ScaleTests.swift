@@ -6,9 +6,9 @@ import XCTest
 /// matrix): swscale scales each plane, chroma included, with Lanczos. Compared plane by plane with
 /// ffmpeg's psnr filter; sizes and aspect ratios come from ffprobe.
 ///
-/// Measured (llvmpipe), Y/Cb/Cr: testsrc2 640x360 to 320x180 53.4/48.1/46.4 dB (the chroma was 38.0/34.9
-/// through the 5x4 conversion kernel before `ScaledChroma`), to 1280x720 49.6/42.3/40.3, to 426x240
-/// 51.8/46.6/43.8; the figures for the other clips are printed by each test.
+/// Measured (llvmpipe), Y/Cb/Cr: testsrc2 640x360 to 320x180 62.5/50.9/47.9 dB (38.1/35.8/30.6 before
+/// `ScaledChroma` and the Y'CbCr chain: R'G'B' clipped, chroma through the 5x4 conversion kernel), to
+/// 1280x720 64.8/43.2/39.3, to 426x240 65.0/49.7/43.5; the figures for the other clips are printed by each test.
 final class ScaleTests: GPUEncodeTestCase {
     private static let tags = ["-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709", "-color_range", "tv"]
     private static let fast = ["--crf", "0", "--speed", "ultrafast", "-y"]
