@@ -21,6 +21,17 @@ package struct OpusTrimStart: Sendable {
     /// Decoded before the cut and dropped by the pre-skip: 240 ms at 48 kHz, three times RFC 7845
     /// §4.6's minimum (see above for why).
     package static let preRoll: Int64 = 11520
+    /// The same in microseconds: how far before the cut the run seeks (TrimPlan.seekPreRoll), so
+    /// the demuxer gives the pre-roll's packets even where a keyframe sits just before the cut.
+    package static let preRollMicros: Int64 = 240_000
+
+    /// Whether `format` has an Opus audio stream (a copy of it into Matroska wants the pre-roll).
+    package static func inputHasOpus(_ format: UnsafeMutablePointer<AVFormatContext>) -> Bool {
+        (0..<Int(format.pointee.nb_streams)).contains { i in
+            let par = format.pointee.streams[i]!.pointee.codecpar!.pointee
+            return par.codec_type == AVMEDIA_TYPE_AUDIO && par.codec_id == AV_CODEC_ID_OPUS
+        }
+    }
     /// The first packet kept: its pts as the demuxer gives it (input stream ticks).
     package let firstPacket: Int64
     /// The output's pre-skip: 48 kHz samples from the first kept packet's first sample to the cut.
@@ -41,14 +52,14 @@ package struct OpusTrimStart: Sendable {
     /// `shift`: what the run subtracts from the stream's times (TrimPlan.shift); with `copyts` the
     /// output keeps input times less it, else the cut is the output's 0.
     package static func plan(path: String, stream index: Int, in format: UnsafeMutablePointer<AVFormatContext>, window: TrimWindow,
-                             shift: Int64, copyts: Bool) -> OpusTrimStart? {
+                             seekTarget: Int64?, shift: Int64, copyts: Bool) -> OpusTrimStart? {
         guard let cutMicros = window.cutMicros, index < Int(format.pointee.nb_streams) else { return nil }
         let stream = format.pointee.streams[index]!
         guard let sourcePreSkip = preSkip(of: stream.pointee.codecpar) else { return nil }
         let tb = stream.pointee.time_base
         let cut = av_rescale_q(cutMicros, AV_TIME_BASE_Q_VALUE, rate)
         let grid = Grid(timeBase: tb, sourcePreSkip: Int64(sourcePreSkip))
-        guard let packets = readAround(path: path, stream: index, cutMicros: cutMicros, cut: cut, grid: grid),
+        guard let packets = readAround(path: path, stream: index, seekMicros: seekTarget ?? cutMicros, cut: cut, grid: grid),
               let holder = packets.last else { return nil }
         let first = packets[0]
         let skip = cut - first.start
@@ -123,13 +134,13 @@ package struct OpusTrimStart: Sendable {
 
     /// The stream's packets as the run's demuxer will give them after its seek, up to the first
     /// one that ends after the cut; nil where the input cannot be read again.
-    private static func readAround(path: String, stream index: Int, cutMicros: Int64, cut: Int64, grid: Grid) -> [Seen]? {
+    private static func readAround(path: String, stream index: Int, seekMicros: Int64, cut: Int64, grid: Grid) -> [Seen]? {
         guard let ctx = try? MediaInput.open(path) else { return nil }
         var c: UnsafeMutablePointer<AVFormatContext>? = ctx
         defer { avformat_close_input(&c) }
         // As VideoSource opens it and TrimPlan.seeks it: the same default stream, the same place.
         guard avformat_find_stream_info(ctx, nil) >= 0, index < Int(ctx.pointee.nb_streams) else { return nil }
-        _ = avformat_seek_file(ctx, -1, Int64.min, cutMicros, cutMicros, 0)
+        _ = avformat_seek_file(ctx, -1, Int64.min, seekMicros, seekMicros, 0)
         let tb = ctx.pointee.streams[index]!.pointee.time_base
         guard let packet = av_packet_alloc() else { return nil }
         var p: UnsafeMutablePointer<AVPacket>? = packet

@@ -52,7 +52,7 @@ struct AudioOutputs {
                 var opus: OpusTrimStart?
                 if output.isMatroska, let window, window.cut != nil {
                     opus = OpusTrimStart.plan(path: inputPath, stream: decision.inputIndex, in: input.format, window: window,
-                                              shift: shift, copyts: settings.copyts)
+                                              seekTarget: timeline.seekTarget, shift: shift, copyts: settings.copyts)
                     if let o = opus, !o.apply(to: os.pointee.codecpar) { opus = nil }
                     if let o = opus {
                         log(.info, "audio stream #\(decision.inputIndex) (opus): the copy starts \(o.preSkip) samples before the cut, hidden by its pre-skip")
