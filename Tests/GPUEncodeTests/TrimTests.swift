@@ -196,8 +196,8 @@ final class TrimTests: BatchTestCase {
     /// offset stays (within Matroska's millisecond). Packets stay bit-identical. (Copied Opus is cut at
     /// the sample by its pre-skip instead: TrimMatroskaTests.)
     func testCopiedAudioInMatroskaKeepsSync() throws {
-        // AAC (synthetic, 48 kHz) and AC-3 (a real Matroska clip).
-        for (src, start, ext) in [(try makeSource(), 1.234, "mkv"), (try Paths.media("h264_ac3_srt.mkv"), 0.41, "mkv")] {
+        // AAC (synthetic, 48 kHz); TrimMatroskaTests checks the warning this gives.
+        for (src, start, ext) in [(try makeSource(), 1.234, "mkv")] {
             let out = scratch("a-\(start).\(ext)")
             try transcode([src.path, out.path, "-ss", String(start), "-t", "2", "--audio", "copy"])
             let video = try Oracle.frameTimes(out).sorted()
