@@ -29,21 +29,15 @@ final class TrimMatroskaTests: BatchTestCase {
         let md5: String
     }
 
-    /// The first audio stream's packets as ffmpeg copies them (framemd5: times in the stream's base).
+    /// The first audio stream's packets as the demuxer gives them (ffprobe: its times, not shifted the
+    /// way the ffmpeg CLI shifts a file that starts before 0) with the MD5 of each one's bytes.
     func packets(_ f: URL) throws -> [AudioPacket] {
-        let r = try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-i", f.path, "-map", "0:a:0", "-c", "copy", "-f", "framemd5", "-"])
-        var tb = 1.0
-        var list: [AudioPacket] = []
-        for l in r.stdout.split(separator: "\n") {
-            if l.hasPrefix("#tb 0:") {
-                let parts = l.split(separator: ":").last!.trimmingCharacters(in: .whitespaces).split(separator: "/")
-                tb = Double(parts[0])! / Double(parts[1])!
-            } else if !l.hasPrefix("#") {
-                let f = l.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                list.append(AudioPacket(time: Double(f[2])! * tb, duration: Double(f[3])! * tb, md5: f[5]))
-            }
+        let json = try Oracle.ffprobeJSON(["-select_streams", "a:0", "-show_entries", "packet=pts_time,duration_time,data_hash",
+                                           "-show_data_hash", "md5", f.path])
+        return (json["packets"] as? [[String: Any]] ?? []).compactMap { p in
+            guard let t = (p["pts_time"] as? String).flatMap(Double.init), let md5 = p["data_hash"] as? String else { return nil }
+            return AudioPacket(time: t, duration: (p["duration_time"] as? String).flatMap(Double.init) ?? 0, md5: md5)
         }
-        return list
     }
 
     /// The OpusHead pre-skip in the output's extradata (bytes 10-11, little-endian), as ffprobe shows it.
@@ -112,7 +106,8 @@ final class TrimMatroskaTests: BatchTestCase {
             let preSkip = try opusPreSkip(out)
             let expected = (start - a[k].time) * 48000
             XCTAssertEqual(Double(preSkip), expected, accuracy: src.pathExtension == "mp4" ? 0.5 : 48, "\(what): pre-skip \(preSkip)")
-            XCTAssertLessThanOrEqual(a[k].time, start - 0.24 + 0.0201, "\(what): the first packet (\(a[k].time) s) starts about 240 ms before the cut")
+            XCTAssertTrue(k == 0 || a[k].time <= start - 0.24 + 0.0001,
+                          "\(what): the first packet (\(a[k].time) s) starts 240 ms before the cut, or is the source's first")
             // The first decoded sample at 0.
             let firstAudio = try AudioOracle.firstSampleTime(out)
             XCTAssertEqual(firstAudio, 0, accuracy: 0.001, "\(what): first decoded sample at \(firstAudio * 1000) ms")
@@ -124,7 +119,10 @@ final class TrimMatroskaTests: BatchTestCase {
             // The samples: the source's from the cut on.
             let m = try samplesAgainstSource(src, out, start: max(0, origin) + start)
             print("trim-mkv \(what): pre-skip \(preSkip), first sample \(firstAudio * 1000) ms, lag \(m.lag) samples, largest difference \(m.maxDiff), SNR \(m.snr) dB, \(m.count) samples")
-            XCTAssertLessThanOrEqual(abs(m.lag), 1, "\(what): decoded samples \(m.lag) samples off the source's")
+            // The source's decoded samples are placed by ffprobe's first frame time: exact for MP4, to
+            // the millisecond for Matroska (a WebM's first sample at 6.5 ms reads 7 ms), so ±24 samples there.
+            let slack = src.pathExtension == "mp4" ? 1 : 24
+            XCTAssertLessThanOrEqual(abs(m.lag), slack, "\(what): decoded samples \(m.lag) samples off the source's")
             XCTAssertLessThanOrEqual(m.maxDiff, 1e-4, "\(what): largest difference to the source's samples \(m.maxDiff) (SNR \(m.snr) dB)")
             XCTAssertEqual(Double(m.count) / 48000, 1, accuracy: 0.001, "\(what): \(m.count) samples for -t 1")
         }
