@@ -128,6 +128,28 @@ final class TrimMatroskaTests: BatchTestCase {
         }
     }
 
+    /// `--copyts` keeps input times: the first decoded sample at the cut's own time (within 1 ms; the
+    /// block times are rounded as the decoder's skip is). And Opus from MP4 copied whole into Matroska
+    /// starts at 0: its CodecDelay offset is taken in the muxer's 1/1000, not the input's 1/48000
+    /// (which put it 305 ms late).
+    func testCopiedOpusWithCopytsAndUntrimmed() throws {
+        let src = try makeSource("opus.mp4", audio: ["-c:a", "libopus"])
+        let kept = scratch("copyts.mkv")
+        try transcode([src.path, kept.path, "--ss", "1.234", "-t", "1", "--audio", "copy", "--copyts"])
+        let first = try AudioOracle.firstSampleTime(kept)
+        XCTAssertEqual(first, 1.234, accuracy: 0.001, "--copyts: first decoded sample at \(first) s")
+        let video = try Oracle.frameTimes(kept).sorted()
+        XCTAssertEqual(video.first ?? -1, 1.24, accuracy: 0.0011, "--copyts: first frame at \(video.first ?? -1) s")
+        let whole = scratch("whole.mkv")
+        try transcode([src.path, whole.path, "--audio", "copy"])
+        let start = try AudioOracle.firstSampleTime(whole)
+        XCTAssertEqual(start, 0, accuracy: 0.001, "untrimmed: first decoded sample at \(start * 1000) ms")
+        let m = try samplesAgainstSource(src, whole, start: 0)
+        XCTAssertEqual(m.lag, 0, "untrimmed: the samples \(m.lag) off")
+        XCTAssertEqual(m.maxDiff, 0, "untrimmed: the same packets decode to the same samples")
+        print("trim-mkv copyts: first sample \(first) s, first frame \(video.first ?? -1) s; untrimmed: first sample \(start * 1000) ms")
+    }
+
     /// Any other codec copied into Matroska keeps the packet holding the cut whole: one warning that
     /// says how far before the cut it starts (the part of that packet before the cut, from ffprobe's
     /// packet times), the video moved by as much (in sync), none where the cut is on a packet

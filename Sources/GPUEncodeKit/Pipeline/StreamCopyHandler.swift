@@ -137,11 +137,15 @@ final class StreamCopyHandler: OutputStreamHandler {
         let rate = AVRational(num: 1, den: 48000)
         let pts = p.pointee.pts != AV_NOPTS ? p.pointee.pts : p.pointee.dts
         let past = opus.samplesPastEnd(pts, duration: p.pointee.duration)
-        let time = opus.outputTime(pts)
-        p.pointee.duration = av_rescale_q(p.pointee.duration, inputTimeBase, rate)
+        // Rounded to the muxer's ticks as the block time it writes (time + pre-skip, see
+        // copiedBlockOffset), so the demuxer's time less CodecDelay plus the decoder's skip, each
+        // rounded alike, lands the first sample on the cut's own tick (--copyts: 1.234 s, not 1.235).
+        let tb = stream.pointee.time_base
+        let block = av_rescale_q(opus.outputTime(pts) + opus.preSkip, rate, tb)
+        let time = block - av_rescale_q(opus.preSkip, rate, tb)
+        p.pointee.duration = av_rescale_q(p.pointee.duration, inputTimeBase, tb)
         p.pointee.pts = time
         p.pointee.dts = time
-        av_packet_rescale_ts(p, rate, stream.pointee.time_base)
         // A start skip the input's demuxer attached (MP4's first packet) means nothing here: the
         // pre-skip does it; an end skip is the trim's own.
         var size: Int = 0
