@@ -131,7 +131,7 @@ final class TrimMatroskaTests: BatchTestCase {
     /// `--copyts` keeps input times: the first decoded sample at the cut's own time (within 1 ms; the
     /// block times are rounded as the decoder's skip is). And Opus from MP4 copied whole into Matroska
     /// starts at 0: its CodecDelay offset is taken in the muxer's 1/1000, not the input's 1/48000
-    /// (which put it 305 ms late).
+    /// (which put it 305 ms late). A cut to the end keeps the source's end trim.
     func testCopiedOpusWithCopytsAndUntrimmed() throws {
         let src = try makeSource("opus.mp4", audio: ["-c:a", "libopus"])
         let kept = scratch("copyts.mkv")
@@ -148,6 +148,13 @@ final class TrimMatroskaTests: BatchTestCase {
         XCTAssertEqual(m.lag, 0, "untrimmed: the samples \(m.lag) off")
         XCTAssertEqual(m.maxDiff, 0, "untrimmed: the same packets decode to the same samples")
         print("trim-mkv copyts: first sample \(first) s, first frame \(video.first ?? -1) s; untrimmed: first sample \(start * 1000) ms")
+        // To the input's end: the source's own end trim (ffmpeg's Matroska: DiscardPadding on the last
+        // packet) stays, so the output has the source's samples after the cut, not one more.
+        let mkv = try makeSource("opus.mkv", audio: ["-c:a", "libopus"])
+        let tail = scratch("tail.mkv")
+        try transcode([mkv.path, tail.path, "--ss", "3", "--audio", "copy"])
+        let total = try AudioOracle.pcm(mkv).count, left = try AudioOracle.pcm(tail).count
+        XCTAssertEqual(left, total - 3 * 48000, "to the end: \(left) samples, the source has \(total - 3 * 48000) after 3 s")
     }
 
     /// Any other codec copied into Matroska keeps the packet holding the cut whole: one warning that

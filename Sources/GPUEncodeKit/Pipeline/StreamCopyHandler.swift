@@ -146,14 +146,16 @@ final class StreamCopyHandler: OutputStreamHandler {
         p.pointee.duration = av_rescale_q(p.pointee.duration, inputTimeBase, tb)
         p.pointee.pts = time
         p.pointee.dts = time
-        // A start skip the input's demuxer attached (MP4's first packet) means nothing here: the
-        // pre-skip does it; an end skip is the trim's own.
+        // Skip side data: u32le samples to skip at the start, u32le at the end, two reason bytes. A
+        // start skip the input's demuxer attached (MP4's first packet) means nothing here: the
+        // pre-skip does it. An end skip (the input's own last packet) stays, the trim's end is added.
         var size: Int = 0
         if let side = av_packet_get_side_data(p, AV_PKT_DATA_SKIP_SAMPLES, &size), size >= 10 {
-            for i in 0..<10 { side[i] = 0 }
+            for i in [0, 1, 2, 3, 8] { side[i] = 0 }
         }
         if past > 0, let side = av_packet_get_side_data(p, AV_PKT_DATA_SKIP_SAMPLES, &size) ?? av_packet_new_side_data(p, AV_PKT_DATA_SKIP_SAMPLES, 10) {
-            let v = UInt32(clamping: past)
+            let had = (0..<4).reduce(UInt32(0)) { $0 | UInt32(side[4 + $1]) << (8 * UInt32($1)) }
+            let v = max(had, UInt32(clamping: past))
             for i in 0..<4 { side[4 + i] = UInt8((v >> (8 * UInt32(i))) & 0xff) }
         }
     }
