@@ -1,5 +1,6 @@
 import CFFmpeg
 import GPUEncodeCore
+import Glibc
 
 /// Copied Opus trimmed at the sample in Matroska/WebM, which has no edit list: by Opus's own means.
 /// The packets stay bit-identical; the OpusHead pre-skip (extradata bytes 10-11, 48 kHz samples)
@@ -135,7 +136,9 @@ package struct OpusTrimStart: Sendable {
     /// The stream's packets as the run's demuxer will give them after its seek, up to the first
     /// one that ends after the cut; nil where the input cannot be read again.
     private static func readAround(path: String, stream index: Int, seekMicros: Int64, cut: Int64, grid: Grid) -> [Seen]? {
-        guard let ctx = try? MediaInput.open(path) else { return nil }
+        // Only a regular file is read twice: a second open of a FIFO would take the run's bytes.
+        var st = stat()
+        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, let ctx = try? MediaInput.open(path) else { return nil }
         var c: UnsafeMutablePointer<AVFormatContext>? = ctx
         defer { avformat_close_input(&c) }
         // As VideoSource opens it and TrimPlan.seeks it: the same default stream, the same place.
