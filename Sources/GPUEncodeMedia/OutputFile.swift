@@ -108,6 +108,12 @@ package final class OutputFile {
         return ["mp4", "mov", "ipod", "3gp", "3g2", "psp", "ismv", "f4v"].contains(name)
     }
 
+    /// Matroska or WebM (FFmpeg's matroska and webm muxers): no edit list, millisecond ticks.
+    package var isMatroska: Bool {
+        let name = String(cString: format.pointee.oformat.pointee.name)
+        return name.contains("matroska") || name.contains("webm")
+    }
+
     package func canHold(_ codec: AVCodecID) -> Bool {
         avformat_query_codec(format.pointee.oformat, codec, FF_COMPLIANCE_NORMAL) == 1
     }
@@ -117,10 +123,12 @@ package final class OutputFile {
     /// pre-skip, `initial_padding`) but does not move the blocks by it, and its demuxer subtracts it
     /// from them; without this a copied Opus stream comes back 6.5 ms early on every pass (and one
     /// at 0 pushes every stream 7 ms later). The re-encode path does the same (AudioTranscoder).
+    /// `timeBase` must be the one the muxer chose, known only once the header is written (Matroska
+    /// makes every stream's 1/1000): 312 samples taken for 312 ticks of 1/1000 put a copied Opus
+    /// stream from MP4 0.3 s late.
     package func copiedBlockOffset(_ par: UnsafeMutablePointer<AVCodecParameters>, timeBase: AVRational) -> Int64 {
-        let name = String(cString: format.pointee.oformat.pointee.name)
         guard par.pointee.codec_id == AV_CODEC_ID_OPUS, par.pointee.initial_padding > 0,
-              name.contains("matroska") || name.contains("webm"), avformat_version() < (60 << 16) else { return 0 }
+              isMatroska, avformat_version() < (60 << 16) else { return 0 }
         return av_rescale_q(Int64(par.pointee.initial_padding), AVRational(num: 1, den: 48000), timeBase)
     }
 

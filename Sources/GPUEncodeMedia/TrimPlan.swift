@@ -67,13 +67,23 @@ package struct TrimPlan {
         }
     }
 
+    /// How long before the cut reading starts (microseconds), where a copied stream needs packets
+    /// from before it: Opus into Matroska (OpusTrimStart's pre-roll). 0 seeks to the cut itself.
+    package var seekPreRoll: Int64 = 0
+
+    /// Where `seek` goes, in microseconds of input time; nil when nothing is cut at the start.
+    package var seekTarget: Int64? {
+        guard let cut = cutMicros, range.start > 0 else { return nil }
+        return cut - seekPreRoll
+    }
+
     /// Seeks `format` to the last keyframe at or before the cut (all streams: the demuxer's
     /// default stream decides, as `ffmpeg -ss` with avformat_seek_file), so decoding starts there.
     /// False where the demuxer cannot seek: the run then reads from the start and drops what is
     /// before the cut, which gives the same output, only slower.
     package func seek(_ format: UnsafeMutablePointer<AVFormatContext>) -> Bool {
-        guard let cut = cutMicros, range.start > 0 else { return true }
-        return avformat_seek_file(format, -1, Int64.min, cut, cut, 0) >= 0
+        guard let target = seekTarget else { return true }
+        return avformat_seek_file(format, -1, Int64.min, target, target, 0) >= 0
     }
 }
 

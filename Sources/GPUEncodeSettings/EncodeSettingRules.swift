@@ -358,7 +358,7 @@ extension EncodeSetting {
         // issue 14: trim
         EncodeSetting(
             key: "start", flags: ["--start", "--ss", "-ss"], valueName: "time",
-            help: "Start the output at this time of the input, as ffmpeg's input -ss: 90, 1:30, 00:01:30.500, 1.5, 500ms. Frame-accurate: decoding starts at the keyframe before it and the first frame shown is the first at or after it; the output starts at 0 (with --copyts it keeps its input times). Copied audio starts with the packet that holds the start (in .mp4/.mov an edit list hides the part before it), re-encoded audio at the exact sample; subtitles are cut too (a cue shown across the start is kept from 0 to its end).",
+            help: "Start the output at this time of the input, as ffmpeg's input -ss: 90, 1:30, 00:01:30.500, 1.5, 500ms. Frame-accurate: decoding starts at the keyframe before it and the first frame shown is the first at or after it; the output starts at 0 (with --copyts it keeps its input times). Copied audio starts with the packet that holds the start (in .mp4/.mov an edit list hides the part before it; Opus into .mkv/.webm is trimmed to the sample by its pre-skip; other codecs in .mkv/.webm start up to one packet early, in sync, with a warning), re-encoded audio at the exact sample; subtitles are cut too (a cue shown across the start is kept from 0 to its end).",
             kind: .text, places: [.commandLine, .manifest],
             parse: { text, _, o in
                 guard let t = parseTime(text) else { return "\"\(text)\" is not a time such as 90, 1:30, 00:01:30.500 or 500ms" }

@@ -193,10 +193,11 @@ final class TrimTests: BatchTestCase {
     /// is written for Opus's pre-skip only, DiscardPadding only for an end), so the packet holding the
     /// start keeps its true time and the file starts with it: every stream moves by the part of that
     /// packet before the start (at most one packet, 21.3 ms at 1024 samples / 48 kHz), so the A/V
-    /// offset stays (within Matroska's millisecond). Packets stay bit-identical.
+    /// offset stays (within Matroska's millisecond). Packets stay bit-identical. (Copied Opus is cut at
+    /// the sample by its pre-skip instead: TrimMatroskaTests.)
     func testCopiedAudioInMatroskaKeepsSync() throws {
-        // AAC (synthetic, 48 kHz), and Opus from a real WebM (its pre-skip: see OutputFile.copiedBlockOffset).
-        for (src, start, ext) in [(try makeSource(), 1.234, "mkv"), (try Paths.media("vp9_opus_180p_bbb_5s.webm"), 2.01, "mkv")] {
+        // AAC (synthetic, 48 kHz); TrimMatroskaTests checks the warning this gives.
+        for (src, start, ext) in [(try makeSource(), 1.234, "mkv")] {
             let out = scratch("a-\(start).\(ext)")
             try transcode([src.path, out.path, "-ss", String(start), "-t", "2", "--audio", "copy"])
             let video = try Oracle.frameTimes(out).sorted()

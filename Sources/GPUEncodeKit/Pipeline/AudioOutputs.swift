@@ -46,9 +46,21 @@ struct AudioOutputs {
                 os.pointee.codecpar.pointee.codec_tag = 0
                 os.pointee.time_base = s.pointee.time_base
                 log(.info, "audio stream #\(decision.inputIndex) (\(decision.codec)): copied")
-                result.handlers[decision.inputIndex] = StreamCopyHandler(from: s, inputPath: inputPath, to: os, output: output,
-                                                                                shift: timeline.shift(decision.inputIndex),
-                                                                                window: timeline.window(decision.inputIndex), log: log)
+                let window = timeline.window(decision.inputIndex)
+                let shift = timeline.shift(decision.inputIndex)
+                // Matroska has no edit list: a cut start is trimmed by Opus's pre-skip, or not at all.
+                var opus: OpusTrimStart?
+                if output.isMatroska, let window, window.cut != nil {
+                    opus = OpusTrimStart.plan(path: inputPath, stream: decision.inputIndex, in: input.format, window: window,
+                                              seekTarget: timeline.seekTarget, shift: shift, copyts: settings.copyts)
+                    if let o = opus, !o.apply(to: os.pointee.codecpar) { opus = nil }
+                    if let o = opus {
+                        log(.info, "audio stream #\(decision.inputIndex) (opus): the copy starts \(o.preSkip) samples before the cut, hidden by its pre-skip")
+                    }
+                }
+                result.handlers[decision.inputIndex] = StreamCopyHandler(from: s, inputPath: inputPath, to: os, output: output, shift: shift,
+                                                                         window: window, opus: opus,
+                                                                         matroskaCut: output.isMatroska ? (outputPath, decision.codec) : nil, log: log)
             case .encode(let codec):
                 let transcoder: AudioTranscoder
                 do {

@@ -39,7 +39,11 @@ final class TranscodeJob {
         let wholeTimeline = Timeline(format: input.format, copyts: o.encoder.copyts)
         if let note = wholeTimeline.note { o.log(.info, note) }
         // --start/--to/-t: the cut in each stream's ticks, and the shift that puts the start at 0.
-        let timeline = TrimPlan(range: o.encoder.trim, timeline: wholeTimeline, format: input.format, copyts: o.encoder.copyts)
+        var timeline = TrimPlan(range: o.encoder.trim, timeline: wholeTimeline, format: input.format, copyts: o.encoder.copyts)
+        // Copied Opus into Matroska is cut by its pre-skip, and wants packets from before the cut.
+        if output.isMatroska && o.encoder.audio != .none && OpusTrimStart.inputHasOpus(input.format) {
+            timeline.seekPreRoll = OpusTrimStart.preRollMicros
+        }
         trim = timeline
         try TranscodeJob.checkTrim(timeline, input: input, path: o.input)
         if !timeline.isWhole {

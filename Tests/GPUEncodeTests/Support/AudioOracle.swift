@@ -32,10 +32,11 @@ enum AudioOracle {
     }
 
     /// When the first decoded sample of audio stream `track` plays (after what the container says to
-    /// skip: edit lists, Opus pre-skip, Matroska CodecDelay), in seconds.
+    /// skip: edit lists, Opus pre-skip, Matroska CodecDelay), in seconds. Up to 200 packets are read: a
+    /// trimmed Opus copy's pre-skip hides its first 240 ms (TrimMatroskaTests), 96 packets at 2.5 ms.
     static func firstSampleTime(_ file: URL, track: Int = 0) throws -> Double {
         let json = try Oracle.ffprobeJSON(["-select_streams", "a:\(track)", "-show_entries", "frame=pts_time",
-                                           "-read_intervals", "%+#3", file.path])
+                                           "-read_intervals", "%+#200", file.path])
         guard let frame = (json["frames"] as? [[String: Any]])?.first, let text = frame["pts_time"] as? String,
               let time = Double(text) else {
             throw OracleError("no decoded audio frame in \(file.lastPathComponent) a:\(track)")
