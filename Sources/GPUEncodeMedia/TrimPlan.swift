@@ -83,6 +83,9 @@ package struct TrimPlan {
     /// before the cut, which gives the same output, only slower.
     package func seek(_ format: UnsafeMutablePointer<AVFormatContext>) -> Bool {
         guard let target = seekTarget else { return true }
+        // why: on a pipe or FIFO a demuxer "seeks" by reading on (Matroska reads to the end looking
+        // for its index, then reports success), which would leave nothing to decode.
+        guard let pb = format.pointee.pb, pb.pointee.seekable & AVIO_SEEKABLE_NORMAL != 0 else { return false }
         return avformat_seek_file(format, -1, Int64.min, target, target, 0) >= 0
     }
 }

@@ -94,6 +94,28 @@ final class TrimTests: BatchTestCase {
     }
 
     /// The spellings: ffmpeg's -ss/-to/-t and the long ones give the same frames.
+    /// An input that cannot seek (a FIFO): the cut reads from the start and drops what is before it,
+    /// giving what the same cut of the file gives (frames and times, audio start). Before, Matroska's
+    /// "seek" read the pipe to its end looking for its index and the run failed with "no video frame".
+    func testCutOfAPipeEqualsTheCutOfTheFile() throws {
+        let mp4 = try makeSource()
+        let mkv = scratch("src.mkv")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", mp4.path, "-c", "copy", mkv.path])
+        for (source, container) in [(mkv, "mp4"), (mkv, "mkv")] {
+            let fifo = scratch("pipe-\(container).mkv")
+            XCTAssertEqual(mkfifo(fifo.path, 0o600), 0)
+            let writer = try Oracle.start("/bin/sh", ["-c", "cat '\(source.path)' > '\(fifo.path)'"])
+            let piped = scratch("piped.\(container)"), direct = scratch("direct.\(container)")
+            try transcode([fifo.path, piped.path, "--ss", "2.02", "-t", "1.5"])
+            _ = try? writer.wait(timeout: 10)
+            try transcode([source.path, direct.path, "--ss", "2.02", "-t", "1.5"])
+            XCTAssertEqual(try Oracle.frameTimes(piped), try Oracle.frameTimes(direct), "\(container) from a pipe: frame times")
+            let starts = try [piped, direct].map { f in try Oracle.streams(f).map { $0.startTime ?? -1 } }
+            XCTAssertEqual(starts[0], starts[1], "\(container) from a pipe: stream start times")
+            XCTAssertEqual(try Oracle.frameTimes(piped).count, 38, "1.5 s at 25 fps from 2.02 s")
+        }
+    }
+
     func testSpellings() throws {
         let src = try makeSource(seconds: 3)
         var counts: [Int] = []
