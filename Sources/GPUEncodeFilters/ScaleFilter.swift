@@ -82,7 +82,7 @@ public enum ScaleFilter {
     }
 
     /// L(x) = sinc(x) sinc(x / 3) on |x| < 3.
-    static func lanczos(_ x: Double) -> Double {
+    public static func lanczos(_ x: Double) -> Double {
         let x = abs(x)
         if x < 1e-9 { return 1 }
         if x >= 3 { return 0 }

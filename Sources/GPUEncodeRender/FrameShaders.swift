@@ -389,6 +389,18 @@ extension FrameRenderer {
     }
     """
 
+    /// `vec3 rgbaAt(ivec2 p)`: texel `p` of `rgbaTex` as R'G'B' (linear light encoded first). Needs `lightGLSL`.
+    static let rgbaReader = """
+    vec3 rgbaAt(ivec2 p) {
+        vec3 c = texelFetch(rgbaTex, p, 0).rgb;
+    #ifdef LINEAR_LIGHT
+        c = fromLinear(c);
+    #endif
+        return c;
+    }
+
+    """
+
     /// RGBA (the end of a chain) to NV12: each fragment converts a 4x2 block, with the same
     /// chroma taps (`chromaTaps`) over the same clamped neighbourhood as the packed pass.
     static let nv12FromRGBA = """
@@ -399,14 +411,7 @@ extension FrameRenderer {
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
     uniform ivec2 rgbaMax;
-    """ + "\n" + lightGLSL + nv12Block + """
-    vec3 rgbaAt(ivec2 p) {
-        vec3 c = texelFetch(rgbaTex, p, 0).rgb;
-    #ifdef LINEAR_LIGHT
-        c = fromLinear(c);
-    #endif
-        return c;
-    }
+    """ + "\n" + lightGLSL + rgbaReader + nv12Block + """
     void main() {
         int q = int(gl_FragCoord.x);
         int m = int(gl_FragCoord.y);
@@ -444,23 +449,15 @@ extension FrameRenderer {
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
     uniform ivec2 rgbaMax;
-    """ + "\n" + lightGLSL + nv12Block + """
-    vec3 rgbaAt(ivec2 p) {
-        vec3 c = texelFetch(rgbaTex, clamp(p, ivec2(0), rgbaMax), 0).rgb;
-    #ifdef LINEAR_LIGHT
-        c = fromLinear(c);
-    #endif
-        return c;
-    }
+    """ + "\n" + lightGLSL + rgbaReader + nv12Block + """
+    vec3 px(int x, int y) { return rgbaAt(clamp(ivec2(x, y), ivec2(0), rgbaMax)); }
     void main() {
         int q = int(gl_FragCoord.x);
         int m = int(gl_FragCoord.y);
         // (Only the block's own pixels: writeSamples reads no others.)
         vec3 z = vec3(0.0);
-        vec3 inner[14] = vec3[14](z, z, rgbaAt(ivec2(4 * q, 2 * m)), rgbaAt(ivec2(4 * q + 1, 2 * m)),
-                                  rgbaAt(ivec2(4 * q + 2, 2 * m)), rgbaAt(ivec2(4 * q + 3, 2 * m)), z,
-                                  z, z, rgbaAt(ivec2(4 * q, 2 * m + 1)), rgbaAt(ivec2(4 * q + 1, 2 * m + 1)),
-                                  rgbaAt(ivec2(4 * q + 2, 2 * m + 1)), rgbaAt(ivec2(4 * q + 3, 2 * m + 1)), z);
+        vec3 inner[14] = vec3[14](z, z, px(4 * q, 2 * m), px(4 * q + 1, 2 * m), px(4 * q + 2, 2 * m), px(4 * q + 3, 2 * m), z,
+                                  z, z, px(4 * q, 2 * m + 1), px(4 * q + 1, 2 * m + 1), px(4 * q + 2, 2 * m + 1), px(4 * q + 3, 2 * m + 1), z);
         int last = (rgbaMax.x - 1) / 2;
         writeSamples(inner, texelFetch(chromaTex, ivec2(min(2 * q, last), m), 0).rgb,
                      texelFetch(chromaTex, ivec2(min(2 * q + 1, last), m), 0).rgb);

@@ -1,5 +1,6 @@
 import CEGL
 import Glibc
+import GPUEncodeFilters
 
 /// The chroma of a scaled output (`--width`/`--size`, issue 14): two passes that take the scaled
 /// R'G'B' (the chain's result) to the 4:2:0 chroma grid with Lanczos-3, for the conversion passes
@@ -46,7 +47,7 @@ final class ScaledChroma {
         ]
         for (program, _) in passes {
             program.use()
-            program.set("inputTex", int: 0)
+            program.set("rgbaTex", int: 0)
         }
     }
 
@@ -71,18 +72,9 @@ final class ScaledChroma {
     /// weights, the kernel stretched by 2 (support 6 input pixels each side). The same for every j.
     static func taps(offset: Double) -> (first: Int, weights: [Double]) {
         let first = Int((offset - 6.5).rounded(.up)), last = Int((offset + 5.5).rounded(.down))
-        let w = (first...last).map { lanczos((Double($0) + 0.5 - offset) / 2) }
+        let w = (first...last).map { ScaleFilter.lanczos((Double($0) + 0.5 - offset) / 2) }
         let total = w.reduce(0, +)
         return (first, w.map { $0 / total })
-    }
-
-    /// L(x) = sinc(x) sinc(x / 3) on |x| < 3 (ScaleFilter's kernel).
-    private static func lanczos(_ x: Double) -> Double {
-        let x = abs(x)
-        if x < 1e-9 { return 1 }
-        if x >= 3 { return 0 }
-        let px = Double.pi * x
-        return 3 * sin(px) * sin(px / 3) / (px * px)
     }
 
     /// A halving pass: the weights as constants, edge pixels repeated (as swscale folds the
@@ -91,24 +83,17 @@ final class ScaledChroma {
         let sum = taps.weights.enumerated().map { k, w in
             let at = vertical ? "ivec2(c.x, clamp(2 * c.y + \(taps.first + k), 0, inputRows))"
                               : "ivec2(clamp(2 * c.x + \(taps.first + k), 0, inputMax), c.y)"
-            return "    sum += \(w) * at(\(at));"
+            return "    sum += \(w) * rgbaAt(\(at));"
         }.joined(separator: "\n")
         return """
         #version 300 es
         precision highp float;
         precision highp int;
-        uniform highp sampler2D inputTex;
+        uniform highp sampler2D rgbaTex;
         uniform int inputMax;
         uniform int inputRows;
         out vec4 color;
-        """ + "\n" + FrameRenderer.lightGLSL + """
-        vec3 at(ivec2 p) {
-            vec3 c = texelFetch(inputTex, p, 0).rgb;
-        #ifdef LINEAR_LIGHT
-            c = fromLinear(c);
-        #endif
-            return c;
-        }
+        """ + "\n" + FrameRenderer.lightGLSL + FrameRenderer.rgbaReader + """
         void main() {
             ivec2 c = ivec2(gl_FragCoord.xy);
             vec3 sum = vec3(0.0);

@@ -7,22 +7,6 @@ import XCTest
 // source's, bit-identical), ffprobe for the first decoded sample's time and the OpusHead in the
 // output's extradata, and the source decoded whole by ffmpeg for the samples (the same decoder).
 final class TrimMatroskaTests: BatchTestCase {
-    /// 4 s of testsrc2 at 25 fps (2 s GOP) and pink noise in `audio` (noise: content can be located).
-    func makeSource(_ name: String, audio: [String]) throws -> URL {
-        let file = scratch(name)
-        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=4",
-                                         "-f", "lavfi", "-i", "anoisesrc=color=pink:sample_rate=48000:amplitude=0.3:seed=7:duration=4",
-                                         "-c:v", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", "50", "-pix_fmt", "yuv420p"] + audio + [file.path])
-        return file
-    }
-
-    @discardableResult
-    func transcode(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> ProcessResult {
-        let r = try gpuencode(arguments + ["--speed", "ultrafast", "-y"])
-        XCTAssertEqual(r.status, ExitCode.ok, r.summary, file: file, line: line)
-        return r
-    }
-
     struct AudioPacket {
         let time: Double
         let duration: Double
@@ -89,14 +73,14 @@ final class TrimMatroskaTests: BatchTestCase {
     /// (aligned to the sample, within 1e-4: the decoder starts 240 ms early and has converged); the
     /// audio lasts -t (DiscardPadding trims the last packet).
     func testCopiedOpusIsCutAtTheSample() throws {
-        let mp4 = try makeSource("opus.mp4", audio: ["-c:a", "libopus"])
-        let mkv = try makeSource("opus.mkv", audio: ["-c:a", "libopus"])
+        let mp4 = try makeTrimSource("opus.mp4", seconds: 4, audio: ["-c:a", "libopus"])
+        let mkv = try makeTrimSource("opus.mkv", seconds: 4, audio: ["-c:a", "libopus"])
         var cases: [(URL, Double, String)] = [(mp4, 1.234, "mkv"), (mp4, 1.234, "webm"), (mkv, 1.234, "mkv"), (mkv, 2.01, "webm"), (mp4, 0.05, "mkv")]
         // A real WebM whose cut (2.01 s) is 10 ms after a keyframe: the run seeks 240 ms earlier for the pre-roll.
         if let real = try? Paths.media("vp9_opus_180p_bbb_5s.webm") { cases.append((real, 2.01, "mkv")) }
         for (src, start, ext) in cases {
             let out = scratch("o-\(src.deletingPathExtension().lastPathComponent)-\(start).\(ext)")
-            try transcode([src.path, out.path, "--ss", String(start), "-t", "1", "--audio", "copy"] + (ext == "webm" ? ["--codec", "av1"] : []))
+            try trimTranscode([src.path, out.path, "--ss", String(start), "-t", "1", "--audio", "copy"] + (ext == "webm" ? ["--codec", "av1"] : []))
             let what = "\(src.lastPathComponent) --ss \(start) -> .\(ext)"
             // Packets: a contiguous run of the source's.
             let a = try packets(src), b = try packets(out)
@@ -133,15 +117,15 @@ final class TrimMatroskaTests: BatchTestCase {
     /// starts at 0: its CodecDelay offset is taken in the muxer's 1/1000, not the input's 1/48000
     /// (which put it 305 ms late). A cut to the end keeps the source's end trim.
     func testCopiedOpusWithCopytsAndUntrimmed() throws {
-        let src = try makeSource("opus.mp4", audio: ["-c:a", "libopus"])
+        let src = try makeTrimSource("opus.mp4", seconds: 4, audio: ["-c:a", "libopus"])
         let kept = scratch("copyts.mkv")
-        try transcode([src.path, kept.path, "--ss", "1.234", "-t", "1", "--audio", "copy", "--copyts"])
+        try trimTranscode([src.path, kept.path, "--ss", "1.234", "-t", "1", "--audio", "copy", "--copyts"])
         let first = try AudioOracle.firstSampleTime(kept)
         XCTAssertEqual(first, 1.234, accuracy: 0.001, "--copyts: first decoded sample at \(first) s")
         let video = try Oracle.frameTimes(kept).sorted()
         XCTAssertEqual(video.first ?? -1, 1.24, accuracy: 0.0011, "--copyts: first frame at \(video.first ?? -1) s")
         let whole = scratch("whole.mkv")
-        try transcode([src.path, whole.path, "--audio", "copy"])
+        try trimTranscode([src.path, whole.path, "--audio", "copy"])
         let start = try AudioOracle.firstSampleTime(whole)
         XCTAssertEqual(start, 0, accuracy: 0.001, "untrimmed: first decoded sample at \(start * 1000) ms")
         let m = try samplesAgainstSource(src, whole, start: 0)
@@ -150,9 +134,9 @@ final class TrimMatroskaTests: BatchTestCase {
         print("trim-mkv copyts: first sample \(first) s, first frame \(video.first ?? -1) s; untrimmed: first sample \(start * 1000) ms")
         // To the input's end: the source's own end trim (ffmpeg's Matroska: DiscardPadding on the last
         // packet) stays, so the output has the source's samples after the cut, not one more.
-        let mkv = try makeSource("opus.mkv", audio: ["-c:a", "libopus"])
+        let mkv = try makeTrimSource("opus.mkv", seconds: 4, audio: ["-c:a", "libopus"])
         let tail = scratch("tail.mkv")
-        try transcode([mkv.path, tail.path, "--ss", "3", "--audio", "copy"])
+        try trimTranscode([mkv.path, tail.path, "--ss", "3", "--audio", "copy"])
         let total = try AudioOracle.pcm(mkv).count, left = try AudioOracle.pcm(tail).count
         XCTAssertEqual(left, total - 3 * 48000, "to the end: \(left) samples, the source has \(total - 3 * 48000) after 3 s")
     }
@@ -162,11 +146,11 @@ final class TrimMatroskaTests: BatchTestCase {
     /// packet times), the video moved by as much (in sync), none where the cut is on a packet
     /// boundary, none into MP4 (its edit list trims).
     func testOtherCopiedAudioWarnsWhereTheCutIsInsideAPacket() throws {
-        let src = try makeSource("aac.mp4", audio: ["-c:a", "aac"])
+        let src = try makeTrimSource("aac.mp4", seconds: 4, audio: ["-c:a", "aac"])
         let a = try packets(src)
         for (start, ext) in [(1.234, "mkv"), (1.28, "mkv"), (1.234, "mp4")] {
             let out = scratch("aac-\(start).\(ext)")
-            let r = try transcode([src.path, out.path, "--ss", String(start), "-t", "1", "--audio", "copy"])
+            let r = try trimTranscode([src.path, out.path, "--ss", String(start), "-t", "1", "--audio", "copy"])
             let warnings = r.stderrLines.filter { $0.contains("Matroska cannot trim inside an audio packet") }
             let holder = a.last { $0.time <= start + 1e-9 }!
             let offset = (start - holder.time) * 1000
@@ -190,8 +174,8 @@ final class TrimMatroskaTests: BatchTestCase {
 
     /// Batch: a manifest's start column gives the same cuts (CSV), and the warning per job.
     func testBatchManifestStartColumn() throws {
-        _ = try makeSource("a.mp4", audio: ["-c:a", "libopus"])
-        _ = try makeSource("b.mp4", audio: ["-c:a", "aac"])
+        _ = try makeTrimSource("a.mp4", seconds: 4, audio: ["-c:a", "libopus"])
+        _ = try makeTrimSource("b.mp4", seconds: 4, audio: ["-c:a", "aac"])
         let csv = scratch("jobs.csv")
         try "input,output,start,duration,audio\na.mp4,out/a.webm,1.234,1,copy\nb.mp4,out/b.mkv,1.234,1,copy\n".write(to: csv, atomically: true, encoding: .utf8)
         let r = try batch(["--manifest", csv.path, "--speed", "ultrafast", "--codec", "av1", "--jobs", "1"])

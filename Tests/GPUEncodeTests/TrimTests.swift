@@ -12,23 +12,6 @@ import XCTest
 // frames, the first one twice; passthrough 62, the frames it selected), which is the CLI's frame-rate
 // handling, not the trim.
 final class TrimTests: BatchTestCase {
-    /// 6 s of testsrc2 at 25 fps with B-frames and a 2 s GOP, and pink noise (AAC), so audio content
-    /// can be located by correlation (a sine repeats every period).
-    func makeSource(_ name: String = "src.mp4", seconds: Int = 6, audio: [String] = ["-c:a", "aac"]) throws -> URL {
-        let file = scratch(name)
-        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=\(seconds)",
-                                         "-f", "lavfi", "-i", "anoisesrc=color=pink:sample_rate=48000:amplitude=0.3:seed=7:duration=\(seconds)",
-                                         "-c:v", "libx264", "-preset", "ultrafast", "-bf", "2", "-g", "50", "-pix_fmt", "yuv420p"] + audio + [file.path])
-        return file
-    }
-
-    @discardableResult
-    func transcode(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> ProcessResult {
-        let r = try gpuencode(arguments + ["--speed", "ultrafast", "-y"])
-        XCTAssertEqual(r.status, ExitCode.ok, r.summary, file: file, line: line)
-        return r
-    }
-
     /// The frames the ffmpeg CLI keeps with the same input options, re-encoding (times as ffprobe reads them).
     func ffmpegFrames(_ input: URL, _ trim: [String]) throws -> [Double] {
         let out = scratch("ffmpeg-\(UUID().uuidString).mkv")
@@ -45,7 +28,7 @@ final class TrimTests: BatchTestCase {
     func assertTrimmedLikeFFmpeg(_ input: URL, start: Double, _ trim: [String], container: String = "mp4", tolerance: Double = 0.0005,
                                  file: StaticString = #filePath, line: UInt = #line) throws {
         let out = scratch("trim-\(UUID().uuidString).\(container)")
-        try transcode([input.path, out.path, "--audio", "none"] + trim, file: file, line: line)
+        try trimTranscode([input.path, out.path, "--audio", "none"] + trim, file: file, line: line)
         let ours = try Oracle.frameTimes(out)
         let reference = try ffmpegFrames(input, trim)
         let what = "\(input.lastPathComponent) \(trim.joined(separator: " "))"
@@ -68,7 +51,7 @@ final class TrimTests: BatchTestCase {
     // MARK: Video
 
     func testFrameCountsAndTimesMatchFFmpegOnASyntheticClip() throws {
-        let src = try makeSource()
+        let src = try makeTrimSource()
         // Between frames, on a frame, on a keyframe, with -t, to the end, from 0.
         for (start, trim) in [(1.02, ["-ss", "1.02", "-to", "3.5"]), (1.2, ["-ss", "1.2", "-t", "2"]), (2.0, ["-ss", "2", "-to", "4"]),
                               (0.5, ["-ss", "0.5", "-t", "1.013"]), (5.5, ["-ss", "5.5"]), (0, ["-t", "1"]), (3.999, ["-ss", "3.999", "-t", "0.5"])] {
@@ -98,7 +81,7 @@ final class TrimTests: BatchTestCase {
     /// giving what the same cut of the file gives (frames and times, audio start). Before, Matroska's
     /// "seek" read the pipe to its end looking for its index and the run failed with "no video frame".
     func testCutOfAPipeEqualsTheCutOfTheFile() throws {
-        let mp4 = try makeSource()
+        let mp4 = try makeTrimSource()
         let mkv = scratch("src.mkv")
         try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", mp4.path, "-c", "copy", mkv.path])
         for (source, container) in [(mkv, "mp4"), (mkv, "mkv")] {
@@ -106,9 +89,9 @@ final class TrimTests: BatchTestCase {
             XCTAssertEqual(mkfifo(fifo.path, 0o600), 0)
             let writer = try Oracle.start("/bin/sh", ["-c", "cat '\(source.path)' > '\(fifo.path)'"])
             let piped = scratch("piped.\(container)"), direct = scratch("direct.\(container)")
-            try transcode([fifo.path, piped.path, "--ss", "2.02", "-t", "1.5"])
+            try trimTranscode([fifo.path, piped.path, "--ss", "2.02", "-t", "1.5"])
             _ = try? writer.wait(timeout: 10)
-            try transcode([source.path, direct.path, "--ss", "2.02", "-t", "1.5"])
+            try trimTranscode([source.path, direct.path, "--ss", "2.02", "-t", "1.5"])
             XCTAssertEqual(try Oracle.frameTimes(piped), try Oracle.frameTimes(direct), "\(container) from a pipe: frame times")
             let starts = try [piped, direct].map { f in try Oracle.streams(f).map { $0.startTime ?? -1 } }
             XCTAssertEqual(starts[0], starts[1], "\(container) from a pipe: stream start times")
@@ -117,11 +100,11 @@ final class TrimTests: BatchTestCase {
     }
 
     func testSpellings() throws {
-        let src = try makeSource(seconds: 3)
+        let src = try makeTrimSource(seconds: 3)
         var counts: [Int] = []
         for trim in [["-ss", "1", "-to", "2"], ["--ss", "1", "--to", "2"], ["--start", "00:00:01", "--duration", "1000ms"], ["--start", "1s", "-t", "0:01"]] {
             let out = scratch("s\(counts.count).mp4")
-            try transcode([src.path, out.path] + trim)
+            try trimTranscode([src.path, out.path] + trim)
             counts.append(try Oracle.frameTimes(out).count)
         }
         XCTAssertEqual(counts, [25, 25, 25, 25], "1 s of 25 fps in every spelling")
@@ -160,9 +143,9 @@ final class TrimTests: BatchTestCase {
 
     /// --copyts keeps the input's times (as `ffmpeg -copyts -ss`): the first frame at its own time.
     func testCopytsKeepsInputTimes() throws {
-        let src = try makeSource(seconds: 3)
+        let src = try makeTrimSource(seconds: 3)
         let out = scratch("c.mkv")
-        try transcode([src.path, out.path, "--copyts", "-ss", "1.02", "-t", "1"])
+        try trimTranscode([src.path, out.path, "--copyts", "-ss", "1.02", "-t", "1"])
         let times = try Oracle.frameTimes(out)
         XCTAssertEqual(times.count, 25)
         XCTAssertEqual(times.first ?? -1, 1.04, accuracy: 0.0011, "first frame at its input time 1.04: \(times.first ?? -1)")
@@ -181,10 +164,10 @@ final class TrimTests: BatchTestCase {
     /// the start: the first sample plays at 0 (within 1 ms of the first video frame at 0) and the
     /// content sits where it was against the video (correlation, within 1 ms).
     func testCopiedAudioInMP4StartsWithTheVideo() throws {
-        let src = try makeSource()
+        let src = try makeTrimSource()
         for start in [1.2, 1.234] {
             let out = scratch("a\(start).mp4")
-            try transcode([src.path, out.path, "-ss", String(start), "-t", "2", "--audio", "copy"])
+            try trimTranscode([src.path, out.path, "-ss", String(start), "-t", "2", "--audio", "copy"])
             let video = try Oracle.frameTimes(out)
             let firstAudio = try AudioOracle.firstSampleTime(out)
             XCTAssertEqual(firstAudio, 0, accuracy: 0.001, "ss \(start): first audio sample at \(firstAudio * 1000) ms")
@@ -203,7 +186,7 @@ final class TrimTests: BatchTestCase {
                                        ("h264_aac_360p_rooftop_17s.mp4", 5.5, false)] {
             let src = try Paths.media(name)
             let out = scratch("real-\(start).mp4")
-            try transcode([src.path, out.path, "-ss", String(start), "-t", "0.5", "--audio", "copy"])
+            try trimTranscode([src.path, out.path, "-ss", String(start), "-t", "0.5", "--audio", "copy"])
             let firstAudio = try AudioOracle.firstSampleTime(out)
             XCTAssertEqual(firstAudio, 0, accuracy: 0.001, "\(name) ss \(start): first audio sample at \(firstAudio * 1000) ms")
             try assertPacketsCopied(src, out, start: start, length: 0.5, what: name)
@@ -219,9 +202,9 @@ final class TrimTests: BatchTestCase {
     /// the sample by its pre-skip instead: TrimMatroskaTests.)
     func testCopiedAudioInMatroskaKeepsSync() throws {
         // AAC (synthetic, 48 kHz); TrimMatroskaTests checks the warning this gives.
-        for (src, start, ext) in [(try makeSource(), 1.234, "mkv")] {
+        for (src, start, ext) in [(try makeTrimSource(), 1.234, "mkv")] {
             let out = scratch("a-\(start).\(ext)")
-            try transcode([src.path, out.path, "-ss", String(start), "-t", "2", "--audio", "copy"])
+            try trimTranscode([src.path, out.path, "-ss", String(start), "-t", "2", "--audio", "copy"])
             let video = try Oracle.frameTimes(out).sorted()
             let origin = try Oracle.formatStartTime(src)
             let source = try Oracle.frameTimes(src).sorted()
@@ -239,10 +222,10 @@ final class TrimTests: BatchTestCase {
     /// Re-encoded audio is cut at the sample: AAC in MP4 and Opus in Matroska start at 0 (the first
     /// presented sample within 1 ms), their content in place (within 1 ms), and end with the trim.
     func testReencodedAudioIsCutAtTheSample() throws {
-        let src = try makeSource()
+        let src = try makeTrimSource()
         for (container, codec) in [("mp4", "aac"), ("mkv", "opus")] {
             let out = scratch("r.\(container)")
-            try transcode([src.path, out.path, "-ss", "1.234", "-t", "2", "--audio", codec])
+            try trimTranscode([src.path, out.path, "-ss", "1.234", "-t", "2", "--audio", codec])
             let first = try AudioOracle.firstSampleTime(out)
             XCTAssertEqual(first, 0, accuracy: 0.001, "\(codec) in .\(container): first sample at \(first * 1000) ms")
             let video = try Oracle.frameTimes(out).sorted()
@@ -308,7 +291,7 @@ final class TrimTests: BatchTestCase {
     func testSubtitleCueAcrossTheStart() throws {
         let src = try Paths.media("h264_ac3_srt.mkv")   // one cue, 0 to 1.234 s
         let out = scratch("s.mkv")
-        try transcode([src.path, out.path, "-ss", "0.5"])
+        try trimTranscode([src.path, out.path, "-ss", "0.5"])
         let json = try Oracle.ffprobeJSON(["-select_streams", "s", "-show_entries", "packet=pts_time,duration_time", out.path])
         let cues = (json["packets"] as? [[String: Any]] ?? []).compactMap { p -> (Double, Double)? in
             guard let t = (p["pts_time"] as? String).flatMap(Double.init), let d = (p["duration_time"] as? String).flatMap(Double.init) else { return nil }
@@ -325,11 +308,11 @@ final class TrimTests: BatchTestCase {
         let srt = scratch("c.srt")
         try "1\n00:00:00,000 --> 00:00:00,500\nbefore\n\n2\n00:00:00,800 --> 00:00:01,500\nacross\n\n3\n00:00:02,000 --> 00:00:02,500\ninside\n\n4\n00:00:02,900 --> 00:00:03,000\nafter\n"
             .write(to: srt, atomically: true, encoding: .utf8)
-        let clip = try makeSource("v.mp4", seconds: 4)
+        let clip = try makeTrimSource("v.mp4", seconds: 4)
         let muxed = scratch("cues.mkv")
         try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", clip.path, "-i", srt.path, "-map", "0:v", "-c", "copy", "-map", "1", muxed.path])
         let cut = scratch("cut.mkv")
-        try transcode([muxed.path, cut.path, "-ss", "1", "-to", "2.2"])
+        try trimTranscode([muxed.path, cut.path, "-ss", "1", "-to", "2.2"])
         let packets = try Oracle.ffprobeJSON(["-select_streams", "s", "-show_entries", "packet=pts_time,duration_time", cut.path])["packets"] as? [[String: Any]] ?? []
         let times = packets.compactMap { p -> [Double]? in
             guard let t = (p["pts_time"] as? String).flatMap(Double.init), let d = (p["duration_time"] as? String).flatMap(Double.init) else { return nil }
@@ -341,7 +324,7 @@ final class TrimTests: BatchTestCase {
     // MARK: Errors and decisions
 
     func testUsageErrors() throws {
-        let src = try makeSource(seconds: 2)
+        let src = try makeTrimSource(seconds: 2)
         let dir = workDirectory!
         let cases: [([String], [String])] = [
             (["-ss", "2"], ["--start 2", "end"]),            // at the end: nothing to encode
@@ -361,7 +344,7 @@ final class TrimTests: BatchTestCase {
         }
         // A picture has no time; a picture out is the frame at --start.
         let png = scratch("f.png")
-        try transcode([src.path, png.path, "--ss", "1"])
+        try trimTranscode([src.path, png.path, "--ss", "1"])
         let r = try gpuencode([png.path, scratch("p.mp4").path, "-ss", "1"])
         assertCleanFailure(r, exitCodes: [ExitCode.usage], mentioning: ["f.png", "picture"])
         assertCleanFailure(try gpuencode([src.path, scratch("g.png").path, "-t", "1"]), exitCodes: [ExitCode.usage], mentioning: ["-t"])
@@ -381,7 +364,7 @@ final class TrimTests: BatchTestCase {
     /// pipeline reports it (TranscodeOptions.onFrame, which the terminal line and batch use).
     func testProgressTotalIsTheTrimmedDuration() throws {
         FilterMedia.install(FFmpegFilterMedia())
-        let src = try makeSource()
+        let src = try makeTrimSource()
         for (trim, want) in [(TrimRange(start: 1_000_000, end: .duration(2_000_000)), 2.0), (TrimRange(start: 4_500_000), 1.5),
                              (TrimRange(start: 500_000, end: .to(1_500_000)), 1.0)] {
             var options = TranscodeOptions(input: src.path, output: scratch("p.mp4").path, preset: try Preset.load("identity"))
@@ -401,7 +384,7 @@ final class TrimTests: BatchTestCase {
 
     /// Manifest columns (CSV: start and duration; JSON: start and to) over the batch flags.
     func testBatchManifestColumnsAndFlags() throws {
-        let src = try makeSource("a.mp4", seconds: 4)
+        let src = try makeTrimSource("a.mp4", seconds: 4)
         try FileManager.default.copyItem(at: src, to: scratch("b.mp4"))
         let csv = scratch("jobs.csv")
         try "input,output,start,duration\na.mp4,out/a.mkv,1.2,1\nb.mp4,out/b.mkv,,\n".write(to: csv, atomically: true, encoding: .utf8)
