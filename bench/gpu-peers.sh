@@ -41,8 +41,9 @@
 # clip's first frames (testsrc2's hard colour edges add chroma-resampling differences).
 #
 # Tools: GPUENCODE / FFMPEG / FFPROBE (commands) override the defaults: `bash .gpu/run gpuencode`,
-# `bash .ffb/run ffmpeg|ffprobe` when the bundles are here, else .build/release/gpuencode, ffmpeg,
-# ffprobe. Timing: /usr/bin/time, else the bundle's (`bash .ffb/run time`). OpenCL: OCL_ICD_FILENAMES
+# `bash .ffb/run ffmpeg|ffprobe` where the bundles are here and ffmpeg is not on PATH (the GPU machine;
+# BUNDLES=1 forces them, BUNDLES=0 never), else .build/release/gpuencode, ffmpeg, ffprobe.
+# Timing: /usr/bin/time, else the bundle's (`bash .ffb/run time`). OpenCL: OCL_ICD_FILENAMES
 # is pointed at NVIDIA's library when it is unset and /usr/local/nvidia/lib64/libnvidia-opencl.so.1 exists.
 set -u
 
@@ -117,17 +118,24 @@ elapsed() { echo $(( $(date +%s) - START )); }
 over_budget() { [ "$(elapsed)" -ge "$BUDGET" ]; }
 
 # ---- tools ------------------------------------------------------------------------------------------------
+# The bundles are used where there is no ffmpeg on PATH (the GPU machine), or with BUNDLES=1: their run
+# scripts unpack into /tmp and extract Debian's glvnd packages into / on first use, which is for there only.
+USE_BUNDLES=${BUNDLES:-}
+if [ -z "$USE_BUNDLES" ]; then
+  USE_BUNDLES=0
+  if [ -f .gpu/run ] && [ -f .ffb/run ] && ! command -v ffmpeg >/dev/null 2>&1; then USE_BUNDLES=1; fi
+fi
 if [ -n "${GPUENCODE:-}" ]; then read -r -a G <<<"$GPUENCODE"
-elif [ -f .gpu/run ]; then G=(bash .gpu/run gpuencode)
+elif [ "$USE_BUNDLES" = 1 ]; then G=(bash .gpu/run gpuencode)
 else G=(.build/release/gpuencode); fi
 if [ -n "${FFMPEG:-}" ]; then read -r -a FF <<<"$FFMPEG"
-elif [ -f .ffb/run ]; then FF=(bash .ffb/run ffmpeg)
+elif [ "$USE_BUNDLES" = 1 ]; then FF=(bash .ffb/run ffmpeg)
 else FF=(ffmpeg); fi
 if [ -n "${FFPROBE:-}" ]; then read -r -a FP <<<"$FFPROBE"
-elif [ -f .ffb/run ]; then FP=(bash .ffb/run ffprobe)
+elif [ "$USE_BUNDLES" = 1 ]; then FP=(bash .ffb/run ffprobe)
 else FP=(ffprobe); fi
 if [ -x /usr/bin/time ]; then TIMER=(/usr/bin/time)
-elif [ -f .ffb/run ]; then TIMER=(bash .ffb/run time)
+elif [ "$USE_BUNDLES" = 1 ]; then TIMER=(bash .ffb/run time)
 else TIMER=(); note "no /usr/bin/time and no .ffb bundle: wall time from date, no CPU time or peak RSS"; fi
 TO=()
 command -v timeout >/dev/null 2>&1 && TO=(timeout -k 5 "$SIDE_TIMEOUT")
@@ -147,7 +155,9 @@ cat >"$HOOK" <<'EOF'
 //!DESC gpuencode peer: GPUImage's sepia matrix
 vec4 hook()
 {
-    vec4 c = HOOKED_texOff(0);
+    // clamped first: libplacebo hands over R'G'B' in float, out of 0..1 where a YUV colour lies outside
+    // the RGB gamut; every other side (gpuencode, swscale's rgba for colorchannelmixer and OpenCL) clips there
+    vec4 c = clamp(HOOKED_texOff(0), 0.0, 1.0);
     vec3 s = vec3(dot(c.rgb, vec3(0.3588, 0.7044, 0.1368)),
                   dot(c.rgb, vec3(0.2990, 0.5870, 0.1140)),
                   dot(c.rgb, vec3(0.2392, 0.4696, 0.0912)));
@@ -197,8 +207,9 @@ timed() {
   [ "$RC" -ne 124 ] || echo "killed after the side timeout of $SIDE_TIMEOUT s" >>"$lf"
   return "$RC"
 }
-why() {  # the last two meaningful lines of a failed side's log, on one line
-  grep -v -E '^\s*$|^Command exited with non-zero status|^TIME ' "$1" 2>/dev/null | tail -n 2 | sed 's/^\[[^]]*\] //' |
+why() {  # the last two telling lines of a failed side's log, on one line (ffmpeg's generic epilogue left out)
+  grep -v -E '^\s*$|^Command exited with non-zero status|^TIME |^Conversion failed|Error while processing the decoded data|Failed to inject frame|Error while filtering|^Error parsing global options' \
+    "$1" 2>/dev/null | tail -n 2 | sed 's/^\[[^]]*\] //' |
     paste -sd '|' - | sed 's/|/ \/ /' | tr -d '|' | cut -c1-240
 }
 keep_log() {  # keep_log TITLE LOG: the log's tail in the run log (comes back in $OUT/gpu-peers.log)
@@ -342,8 +353,8 @@ declare -A PSNR
 CHECK_SRC=()
 if [ "$DO_CHECK" -eq 1 ] && [ "${AVAIL[ffmpeg]}" = ok ]; then
   log "correctness: making the check clips ($CHECK_FRAMES frames)"
-  # smooth: colour gradients (no hard edges: judges the matrix and the range); edges: the benchmark clip's start.
-  if "${FF[@]}" -hide_banner -v error -nostdin -y -f lavfi -i "gradients=size=1920x1080:rate=30:speed=0.02" \
+  # smooth: gradients through black, white, primaries and secondaries (no hard edges: judges the matrix and the range); edges: the benchmark clip's start.
+  if "${FF[@]}" -hide_banner -v error -nostdin -y -f lavfi -i "gradients=size=1920x1080:rate=30:speed=0.02:seed=15:n=8:c0=black:c1=white:c2=red:c3=lime:c4=blue:c5=yellow:c6=cyan:c7=magenta" \
        -frames:v "$CHECK_FRAMES" -colorspace bt709 -color_primaries bt709 -color_trc bt709 "${LOSSLESS[@]}" \
        "$WORK/check-smooth.mp4" >"$WORK/gen.log" 2>&1; then CHECK_SRC+=(smooth)
   else note "could not make the gradients check clip: $(why "$WORK/gen.log")"; fi
@@ -459,6 +470,7 @@ REPORT=$WORK/report.md
   echo "- ${GE_VERSION:-gpuencode (version unknown)}; GL: $GL_RENDERER"
   echo "- ${FF_VERSION:-ffmpeg ?}; Vulkan: $VK_DEV; OpenCL: $CL_DEV"
   for id in "${CLIPS[@]}"; do echo "- clip $(label "$id"): ${CDESC[$id]}"; done
+  echo "- tools: gpuencode = \`${G[*]}\`, ffmpeg = \`${FF[*]}\`$([ "$USE_BUNDLES" = 1 ] && echo ' (the bundles)')"
   echo "- $ROUNDS round(s), sides interleaved in each round; wall times from ${TIMER[*]:-date}; min-max over the rounds"
   if [ "$DO_TRANSCODE" -eq 1 ]; then
     echo
@@ -521,7 +533,7 @@ REPORT=$WORK/report.md
           "PSNR y:"*)
             get() { sed -n "s/.*[ ]$1:\([0-9.inf]*\).*/\1/p" <<<" $p" | awk '{ if ($1 ~ /^[0-9.]+$/) printf "%.2f", $1; else printf "%s", $1 }'; }
             avg=$(get average)
-            verdict=$(awk -v a="$avg" 'BEGIN { if (a == "inf" || a >= 45) print "agrees"; else if (a >= 35) print "close (resampling)"; else if (a >= 28) print "differs: check"; else print "DISAGREES: wrong matrix or range?" }')
+            verdict=$(awk -v a="$avg" 'BEGIN { if (a == "inf" || a >= 45) print "agrees"; else if (a >= 35) print "close: resampling or gamut clipping?"; else if (a >= 28) print "differs: check"; else print "DISAGREES: wrong matrix or range?" }')
             echo "| $src | $s | $(get y) | $(get u) | $(get v) | $avg | $(get min) | $(sed -n 's/.* frames:\([0-9]*\).*/\1/p' <<<"$p") | $verdict |" ;;
           *) echo "| $src | $s | ${p:-not run} | | | | | | |" ;;
         esac
