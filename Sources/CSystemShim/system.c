@@ -8,6 +8,9 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <termios.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 
 static volatile sig_atomic_t interrupt_signal = 0;
 
@@ -69,4 +72,47 @@ int gpuencode_open_for_writing(const char *path, int create, int truncate) {
     if (truncate) flags |= O_TRUNC;
     int fd = open(path, flags, 0666);
     return fd >= 0 ? fd : -errno;
+}
+
+/* Issue 15. Only clean, private, executable file mappings are touched: MADV_DONTNEED on a private
+   mapping throws away its private copies, and a code mapping has none (Private_Dirty 0, checked),
+   so the next access maps the file's page again and reads the same bytes. */
+long long gpuencode_drop_code_pages(const char *path_part) {
+    FILE *f = fopen("/proc/self/smaps", "re");
+    if (!f) return -errno;
+    enum { MAX = 64 };
+    unsigned long start[MAX], end[MAX];
+    long long rss[MAX];
+    int count = 0, current = -1;
+    long long current_rss = 0;
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char perms[8];
+        int path_at = 0;
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &lo, &hi, perms, &path_at) == 3 && path_at > 0) {
+            current = -1;
+            if (count < MAX && strcmp(perms, "r-xp") == 0 && strstr(line + path_at, path_part)) {
+                current = count;
+                start[count] = lo;
+                end[count] = hi;
+                rss[count] = 0;
+                count++;
+            }
+            continue;
+        }
+        if (current < 0) continue;
+        long long kb;
+        if (sscanf(line, "Rss: %lld kB", &kb) == 1) current_rss = kb;
+        else if (sscanf(line, "Private_Dirty: %lld kB", &kb) == 1) {
+            if (kb == 0) rss[current] = current_rss * 1024;
+            else { count--; }  /* written pages: leave this mapping alone */
+            current = -1;
+        }
+    }
+    fclose(f);
+    long long dropped = 0;
+    for (int i = 0; i < count; i++)
+        if (rss[i] > 0 && madvise((void *)start[i], end[i] - start[i], MADV_DONTNEED) == 0) dropped += rss[i];
+    return dropped;
 }

@@ -21,4 +21,11 @@ int gpuencode_terminal_columns(int fd);
 // open(path, O_WRONLY|O_NOFOLLOW|O_CLOEXEC [|O_CREAT|O_EXCL, 0666] [|O_TRUNC]): the fd, or -errno.
 // `create` makes a new file and never reuses a name; otherwise the file must exist.
 int gpuencode_open_for_writing(const char *path, int create, int truncate);
+
+// ---- Memory (issue 15) ----
+// Drops from this process's page tables the resident pages of its executable file mappings
+// (r-xp) whose path contains `path_part` and that hold no private (written) page: the pages stay
+// in the page cache and fault back in, unchanged, on the next use. Returns the bytes of RSS
+// dropped, or -errno when /proc/self/smaps cannot be read.
+long long gpuencode_drop_code_pages(const char *path_part);
 #endif

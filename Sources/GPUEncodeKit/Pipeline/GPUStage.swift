@@ -61,6 +61,8 @@ final class GPUStage {
     private var waiting: [Waiting] = []
     /// The GL_RENDERER, once the context is made.
     private(set) var rendererName: String?
+    /// Whether LLVM's code pages were dropped after the first finished frame (llvmpipe only).
+    private var compilerPagesDropped = false
 
     init(_ settings: Settings, options: TranscodeOptions) {
         self.settings = settings
@@ -159,8 +161,20 @@ final class GPUStage {
         context = nil
     }
 
+    /// Once a frame has come out, llvmpipe has compiled what the chain draws with and runs its own
+    /// machine code: LLVM's code, resident since the compile, is not used again (a shader compiled
+    /// later faults back in what it needs). Dropping its pages takes about 46 MiB off the peak RSS
+    /// of a 1080p transcode (issue 15; docs/PERFORMANCE.md, Memory).
+    private func dropCompilerPages() {
+        compilerPagesDropped = true
+        guard context?.isSoftware == true else { return }
+        let bytes = CodePages.drop(pathContaining: "libLLVM")
+        options.log(.info, "memory: LLVM's code pages (\(bytes >> 20) MiB resident) dropped after the first frame")
+    }
+
     /// `--stats`: each finished frame's measurements, in frame order.
     private func report(_ finished: [RenderPipeline<Frame>.Finished]) -> [Frame] {
+        if !compilerPagesDropped && !finished.isEmpty { dropCompilerPages() }
         if let statistics = options.statistics {
             for f in finished where !f.statistics.isEmpty { statistics(f.index, f.time, f.statistics) }
         }
