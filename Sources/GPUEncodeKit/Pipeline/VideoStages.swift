@@ -50,16 +50,23 @@ final class SequentialVideoStages: VideoStages {
     }
 }
 
-/// Decode (the calling thread), GPU and encode on three threads joined by bounded queues of 3
-/// frames, so decode, GL work and x264 overlap and memory stays constant whatever the length. The
+/// Decode (the calling thread), GPU and encode on three threads joined by bounded queues of
+/// `queueCapacity` frames, so decode, GL work and x264 overlap and memory stays constant whatever
+/// the length. The
 /// GL context is made on the GPU thread while the first frames decode (on NVIDIA it takes a few
 /// hundred milliseconds). The first failure closes both queues: the stages drain them and stop.
 final class PipelinedVideoStages: VideoStages {
     private let gpu: GPUStage?
     private let encode: EncodeStage
     private let run: RunState
-    private let toGPU = BoundedQueue<Frame>(capacity: 3)
-    private let toEncoder = BoundedQueue<Frame>(capacity: 3)
+    /// Frames each queue holds. One is enough for the three stages to overlap (decode frame n+2
+    /// while the GPU renders n+1 and x264 takes n); the decoder (frame threads) and x264 (its
+    /// lookahead) buffer frames of their own anyway. Each slot is a 3 MiB frame at 1080p that the
+    /// decoder's pool or the output `FramePool` must hold besides: 3 slots a queue cost 9-12 MiB
+    /// more peak RSS than 1, with no measurable gain in speed (issue 15, docs/PERFORMANCE.md).
+    static let queueCapacity = 1
+    private let toGPU = BoundedQueue<Frame>(capacity: queueCapacity)
+    private let toEncoder = BoundedQueue<Frame>(capacity: queueCapacity)
     private var gpuThread: WorkerThread?
     private var encodeThread: WorkerThread?
     /// Seconds each stage spent working (not waiting on a queue), for -v: shows which one bounds
