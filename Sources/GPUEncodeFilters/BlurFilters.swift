@@ -99,6 +99,21 @@ public enum GaussianBlurFilter {
         """
     }
 
+    /// `downsample` reading the source through `sourceQuad` (see `FilterDeclaration.sourcePass`):
+    /// the same 2x2 blocks, each the mean of its four source pixels, converted per block.
+    static func sourceDownsample(_ d: Int) -> String {
+        var taps: [String] = []
+        for j in 0..<(d / 2) { for i in 0..<(d / 2) { taps.append("vec2(\(Double(2 * i - d / 2 + 1)), \(Double(2 * j - d / 2 + 1)))") } }
+        return """
+        vec4 {{p}}run(vec2 uv) {
+            vec2 centre = (uv * outSize - {{p}}margin) * \(Double(d));
+            vec4 sum = vec4(0.0);
+        \(taps.map { "    sum += sourceQuad(centre + \($0));" }.joined(separator: "\n"))
+            return sum / \(Double(taps.count));
+        }
+        """
+    }
+
     /// Back to full size: bilinear from the reduced picture, past its margin.
     static func upsample(_ d: Int) -> String {
         "vec4 {{p}}run(vec2 uv) { return texture({{p}}input, (uv * outSize / \(Double(d)) + {{p}}margin) / {{p}}inputSize); }"
@@ -111,7 +126,14 @@ public enum GaussianBlurFilter {
         return Int((3 * reducedSigma(radius(f).sigma, d)).rounded(.up)) + 1
     }
 
-    public static let declaration = FilterDeclaration(
+    public static let declaration: FilterDeclaration = {
+        var d = plainDeclaration
+        d.sourcePass = { f in divisor(f) > 1 ? sourceDownsample(divisor(f)) : nil }
+        d.finalUpsample = { f in divisor(f) > 1 ? divisor(f) : nil }
+        return d
+    }()
+
+    static let plainDeclaration = FilterDeclaration(
         name: "gaussianBlur",
         summary: "Gaussian blur, separable (horizontal then vertical pass) with bilinear-merged taps; sigma 4 and up runs on a picture reduced 2x (8 and up: 4x) unless quality is exact.",
         category: .blur,
