@@ -25,7 +25,7 @@ extension FrameRenderer {
     /// the neighbourhood's pixels past the picture take the edge pixel's value, as the clamped reads
     /// of `nv12FromRGBA` do; by selects, not branches (llvmpipe runs both sides of a branch).
     static let nv12FromReduced4: String = {
-        let head = nv12FromReduced.components(separatedBy: "void main() {")
+        let head = nv12FromReduced.split(separator: "void main() {", omittingEmptySubsequences: false).map(String.init)
         precondition(head.count == 2, "nv12FromRGBA has one main")
         var body: [String] = []
         for b in 0..<3 { for a in 0..<3 { body.append("vec3 t\(a)\(b) = texelFetch(rgbaTex, base + ivec2(\(a), \(b)), 0).rgb;") } }
