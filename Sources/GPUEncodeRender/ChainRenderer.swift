@@ -19,17 +19,36 @@ struct ChainSource {
     /// `sourcePixel` where it can be (`quad(from:)`), else that filter reads the source pass.
     var quadGLSL: String? = nil
 
-    /// The video source's `sourcePixel` read at a corner: `sourceBetween` is the mean of the four
-    /// luma samples with chroma at their centre, converted once for the four (the conversion's clamp
-    /// then applies to their mean: within a code value after a wide blur, BlurTests). nil where the
-    /// text is not the plain video reader: linear light, whose conversion is far from linear.
+    /// The video source's `sourcePixel` read at a corner: the four luma samples around it, each
+    /// converted with the chroma interpolated at their centre, and averaged. why: converting each
+    /// pixel keeps the conversion's clamp per pixel (clamping the mean instead left saturated
+    /// testsrc2 edges 3.8 code values off after a sigma-8 blur); the chroma is shared because it
+    /// changes little within two pixels. nil where the text is not the plain video reader: linear
+    /// light, whose conversion is far from linear.
     static func quad(from glsl: String) -> String? {
         let body = "vec4 sourcePixel(vec2 p) {\n    vec3 yuv = sourceAt(srcFromOut * p + srcOffset);\n    return vec4(sourceRGB(yuv), 1.0);\n}\n"
-        guard glsl.ranges(of: body).count == 1, !glsl.contains("encodedSourcePixel"), glsl.contains("vec3 sourceBetween(vec2 s)") else { return nil }
+        guard glsl.ranges(of: body).count == 1, !glsl.contains("encodedSourcePixel"), glsl.contains("float bilinear(SourceSampler t, vec2 c, ivec2 mx)") else { return nil }
+        // One gather where the source has them (ES 3.1), else four fetches; the same four samples,
+        // clamped to the plane as the texture's CLAMP_TO_EDGE and `sampleAt` clamp.
+        let luma: String
+        if glsl.contains("textureGather(t, uv)") {
+            let gather = glsl.contains("sampleScale") ? "vec4(textureGather(texY, s / lumaSize)) * sampleScale" : "textureGather(texY, s / lumaSize)"
+            luma = "vec4 y = \(gather);"
+        } else {
+            luma = """
+            ivec2 i = ivec2(floor(s - 0.5));
+                vec4 y = vec4(sampleAt(texY, i, lumaMax), sampleAt(texY, i + ivec2(1, 0), lumaMax),
+                              sampleAt(texY, i + ivec2(0, 1), lumaMax), sampleAt(texY, i + ivec2(1, 1), lumaMax));
+            """
+        }
         return glsl + """
         vec4 sourceQuad(vec2 p) {
-            vec3 yuv = sourceBetween(clamp(srcFromOut * p + srcOffset, vec2(0.5), lumaSize - 0.5));
-            return vec4(sourceRGB(yuv), 1.0);
+            vec2 s = srcFromOut * p + srcOffset;
+            \(luma)
+            vec2 cc = clamp(s, vec2(0.5), lumaSize - 0.5) * chromaScale + chromaBias;
+            vec2 uv = vec2(bilinear(texU, cc, chromaMax), bilinear(texV, cc, chromaMax));
+            vec3 c = sourceRGB(vec3(y.x, uv)) + sourceRGB(vec3(y.y, uv)) + sourceRGB(vec3(y.z, uv)) + sourceRGB(vec3(y.w, uv));
+            return vec4(c * 0.25, 1.0);
         }
 
         """
