@@ -99,6 +99,35 @@ public enum GaussianBlurFilter {
         """
     }
 
+    /// `downsample` reading the source through `sourceQuad` (see `FilterDeclaration.sourcePass`):
+    /// the same 2x2 blocks, each the mean of its four source pixels, converted per block.
+    static func sourceDownsample(_ d: Int) -> String {
+        var taps: [String] = []
+        for j in 0..<(d / 2) { for i in 0..<(d / 2) { taps.append("vec2(\(Double(2 * i - d / 2 + 1)), \(Double(2 * j - d / 2 + 1)))") } }
+        return """
+        vec4 {{p}}run(vec2 uv) {
+            vec2 centre = (uv * outSize - {{p}}margin) * \(Double(d));
+            vec4 sum = vec4(0.0);
+        \(taps.map { "    sum += sourceQuad(centre + \($0));" }.joined(separator: "\n"))
+            return sum / \(Double(taps.count));
+        }
+        """
+    }
+
+    /// `pass` over the reduced picture with its taps written into the shader as constants (sigma
+    /// cannot be keyframed, so they are fixed for the run). why: llvmpipe runs a loop bounded by a
+    /// uniform, over uniform arrays, at several times the cost of the same fetches unrolled.
+    static func unrolled(_ f: FilterInstance, _ axis: String) -> String {
+        let (sigma, _) = radius(f)
+        let r = reducedSigma(sigma, divisor(f))
+        let (offsets, weights) = taps(sigma: r, radius: Int((3 * r).rounded(.up)))
+        var lines = ["    vec4 sum = texture({{p}}input, uv) * \(weights[0]);"]
+        for i in 1..<offsets.count {
+            lines.append("    sum += (texture({{p}}input, uv + step * \(offsets[i])) + texture({{p}}input, uv - step * \(offsets[i]))) * \(weights[i]);")
+        }
+        return "vec4 {{p}}run(vec2 uv) {\n    vec2 step = \(axis) / {{p}}inputSize;\n" + lines.joined(separator: "\n") + "\n    return sum;\n}"
+    }
+
     /// Back to full size: bilinear from the reduced picture, past its margin.
     static func upsample(_ d: Int) -> String {
         "vec4 {{p}}run(vec2 uv) { return texture({{p}}input, (uv * outSize / \(Double(d)) + {{p}}margin) / {{p}}inputSize); }"
@@ -111,7 +140,14 @@ public enum GaussianBlurFilter {
         return Int((3 * reducedSigma(radius(f).sigma, d)).rounded(.up)) + 1
     }
 
-    public static let declaration = FilterDeclaration(
+    public static let declaration: FilterDeclaration = {
+        var d = plainDeclaration
+        d.sourcePass = { f in divisor(f) > 1 ? sourceDownsample(divisor(f)) : nil }
+        d.finalUpsample = { f in divisor(f) > 1 ? divisor(f) : nil }
+        return d
+    }()
+
+    static let plainDeclaration = FilterDeclaration(
         name: "gaussianBlur",
         summary: "Gaussian blur, separable (horizontal then vertical pass) with bilinear-merged taps; sigma 4 and up runs on a picture reduced 2x (8 and up: 4x) unless quality is exact.",
         category: .blur,
@@ -140,7 +176,7 @@ public enum GaussianBlurFilter {
         passPlan: { f in
             let d = divisor(f)
             guard d > 1 else { return [(pass("vec2(1.0, 0.0)"), 1), (pass("vec2(0.0, 1.0)"), 1)] }
-            return [(downsample(d), d), (pass("vec2(1.0, 0.0)"), d), (pass("vec2(0.0, 1.0)"), d),
+            return [(downsample(d), d), (unrolled(f, "vec2(1.0, 0.0)"), d), (unrolled(f, "vec2(0.0, 1.0)"), d),
                     (upsample(d), 1)]
         },
         passMargin: { margin($0) }

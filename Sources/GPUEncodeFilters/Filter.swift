@@ -38,6 +38,19 @@ public struct FilterDeclaration: Sendable {
     /// surroundings of the picture too, so a blur computed small treats the borders as the full-size
     /// one does (the edge pixel repeated), not its coarser reduced edge.
     public let passMargin: (@Sendable (FilterInstance) -> Int)?
+    /// A first pass that reads the source itself instead of the chain's full-size source pass,
+    /// used when the filter comes first (no point filters before it) and the source can give
+    /// `vec4 sourceQuad(vec2 corner)`: the mean of the four source pixels around a pixel corner of
+    /// the upright picture (in pixels, clamped to the edge). Replaces the plan's first pass, with
+    /// the same divisor. why: on software GL the full-size source pass of a reduced blur cost more
+    /// than the rest of the blur; a pass that only samples the source where the reduced picture
+    /// needs it skips writing and rereading a full-size texture.
+    public var sourcePass: (@Sendable (FilterInstance) -> String?)? = nil
+    /// The divisor d when the plan's last pass only scales its reduced input back up bilinearly,
+    /// reading `texture(input, ((p + 0.5) / d + margin) / inputSize)` for the pixel p: a renderer
+    /// whose next pass reads the chain's pixels may read them so itself and skip that pass (the
+    /// video renderer's NV12 conversion does: one full-size pass less).
+    public var finalUpsample: (@Sendable (FilterInstance) -> Int?)? = nil
 
     public init(name: String, summary: String, category: FilterCategory, parameters: [ParameterDeclaration] = [],
                 kind: FilterKind,

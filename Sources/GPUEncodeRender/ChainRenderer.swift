@@ -13,6 +13,46 @@ struct ChainSource {
     var setUp: (ShaderProgram) -> Void
     /// Whether `glsl` needs GLSL ES 3.10 (`textureGather`) rather than 3.00.
     var es31 = false
+    /// Declares `vec4 sourceQuad(vec2 corner)` over `glsl`: the mean of the four pixels around a
+    /// pixel corner of the upright picture (pixels, clamped to the edge), for a first filter that
+    /// reads the source itself (`FilterDeclaration.sourcePass`). nil: derived from a video source's
+    /// `sourcePixel` where it can be (`quad(from:)`), else that filter reads the source pass.
+    var quadGLSL: String? = nil
+
+    /// The video source's `sourcePixel` read at a corner: the four luma samples around it, each
+    /// converted with the chroma interpolated at their centre, and averaged. why: converting each
+    /// pixel keeps the conversion's clamp per pixel (clamping the mean instead left saturated
+    /// testsrc2 edges 3.8 code values off after a sigma-8 blur); the chroma is shared because it
+    /// changes little within two pixels. nil where the text is not the plain video reader: linear
+    /// light, whose conversion is far from linear.
+    static func quad(from glsl: String) -> String? {
+        let body = "vec4 sourcePixel(vec2 p) {\n    vec3 yuv = sourceAt(srcFromOut * p + srcOffset);\n    return vec4(sourceRGB(yuv), 1.0);\n}\n"
+        guard glsl.ranges(of: body).count == 1, !glsl.contains("encodedSourcePixel"), glsl.contains("float bilinear(SourceSampler t, vec2 c, ivec2 mx)") else { return nil }
+        // One gather where the source has them (ES 3.1), else four fetches; the same four samples,
+        // clamped to the plane as the texture's CLAMP_TO_EDGE and `sampleAt` clamp.
+        let luma: String
+        if glsl.contains("textureGather(t, uv)") {
+            let gather = glsl.contains("sampleScale") ? "vec4(textureGather(texY, s / lumaSize)) * sampleScale" : "textureGather(texY, s / lumaSize)"
+            luma = "vec4 y = \(gather);"
+        } else {
+            luma = """
+            ivec2 i = ivec2(floor(s - 0.5));
+                vec4 y = vec4(sampleAt(texY, i, lumaMax), sampleAt(texY, i + ivec2(1, 0), lumaMax),
+                              sampleAt(texY, i + ivec2(0, 1), lumaMax), sampleAt(texY, i + ivec2(1, 1), lumaMax));
+            """
+        }
+        return glsl + """
+        vec4 sourceQuad(vec2 p) {
+            vec2 s = srcFromOut * p + srcOffset;
+            \(luma)
+            vec2 cc = clamp(s, vec2(0.5), lumaSize - 0.5) * chromaScale + chromaBias;
+            vec2 uv = vec2(bilinear(texU, cc, chromaMax), bilinear(texV, cc, chromaMax));
+            vec3 c = sourceRGB(vec3(y.x, uv)) + sourceRGB(vec3(y.y, uv)) + sourceRGB(vec3(y.z, uv)) + sourceRGB(vec3(y.w, uv));
+            return vec4(c * 0.25, 1.0);
+        }
+
+        """
+    }
 }
 
 /// A filter chain that may sample neighbourhoods: the source and the leading point filters in
@@ -36,8 +76,12 @@ final class ChainRenderer {
 
     private var passes: [Pass] = []
     var output: RenderTarget { passes[passes.count - 1].target }
-    var outputWidth: Int { output.width }
-    var outputHeight: Int { output.height }
+    var outputWidth: Int { reducedOutput?.width ?? output.width }
+    var outputHeight: Int { reducedOutput?.height ?? output.height }
+    /// Set when the chain stops before its last filter's final upsample (`FilterDeclaration.finalUpsample`):
+    /// `output` is then the reduced picture, and the picture's pixel p (of `width` x `height`) is
+    /// `texture(output, ((p + 0.5) / divisor + margin) / (output's size))`.
+    private(set) var reducedOutput: (divisor: Int, margin: Int, width: Int, height: Int)? = nil
     /// How many different intermediate textures the pool made.
     private(set) var textureCount = 0
 
@@ -65,7 +109,10 @@ final class ChainRenderer {
     /// `deep`: the source has more than 8 bits; every intermediate texture is then half float and
     /// fused filters are not rounded to 8 bits between them (8-bit sources keep GPUImage's RGBA8
     /// textures and rounding, so their outputs do not change).
-    init(source: ChainSource, filters: [FilterInstance], fuse: Bool = true, deep: Bool = false, limits: GPULimits? = nil) throws {
+    /// `endsReduced`: the caller reads the output through `reducedOutput` when it is set, so the
+    /// chain may stop before a last filter's final upsample.
+    init(source: ChainSource, filters: [FilterInstance], fuse: Bool = true, deep: Bool = false, limits: GPULimits? = nil,
+         endsReduced: Bool = false) throws {
         let limits = limits ?? GPULimits.current()
         chainPlan = try ChainPlan(filters: filters, sourceGLSL: source.glsl, fuse: fuse, limits: limits)
         let segments = chainPlan.segments
@@ -90,6 +137,13 @@ final class ChainRenderer {
             if !pinned.contains(ObjectIdentifier(t)) { free.append(t) }
         }
         var resources: [String: [String: ResourceTexture]] = [:]
+        // The first filter reads the source itself where it can (see `sourcePass`): no source pass.
+        var sourceReader: (glsl: String, pass: String)? = nil
+        if segments.count > 1, segments[0].points.isEmpty, segmentNode[0] == nil,
+           case .sampling(_, let f, _) = segments[1], let pass = f.declaration.sourcePass?(f),
+           let quad = source.quadGLSL ?? ChainSource.quad(from: source.glsl) {
+            sourceReader = (quad, pass)
+        }
         var current: RenderTarget? = nil
         var size = (source.width, source.height)
 
@@ -103,6 +157,7 @@ final class ChainRenderer {
             let (declarations, calls) = FilterCodegen.pointChain(segment.points, roundTo8Bits: !deep)
             switch segment {
             case .source:
+                if sourceReader != nil { continue }
                 let header = source.es31 ? ChainRenderer.header.replacing("#version 300 es", with: "#version 310 es") : ChainRenderer.header
                 let program = try ShaderProgram(fragment: header + source.glsl + declarations + """
                 out vec4 fragColor;
@@ -161,8 +216,11 @@ final class ChainRenderer {
                 current = target
             case .sampling(let prefix, let f, let points):
                 guard case .sampling(let glsl, let fixedPasses) = f.declaration.kind else { continue }
-                let plan = f.declaration.passPlan?(f) ?? fixedPasses.map { ($0, 1) }
-                let segmentInput = current!
+                var plan = f.declaration.passPlan?(f) ?? fixedPasses.map { ($0, 1) }
+                let upsample = endsReduced && segmentIndex == segments.count - 1 && points.isEmpty && plan.count > 2
+                    ? f.declaration.finalUpsample?(f) : nil
+                if upsample != nil { plan.removeLast() }
+                let segmentInput = current
                 let inputSize = size
                 size = f.declaration.outputSize.map { $0(size.0, size.1, f) } ?? size
                 size = (max(1, size.0), max(1, size.1))
@@ -171,16 +229,20 @@ final class ChainRenderer {
                 var previous: RenderTarget? = nil
                 var previousSize = inputSize
                 for (k, (passSource, divisor)) in plan.enumerated() {
-                    let last = k == plan.count - 1
+                    let last = k == plan.count - 1 && upsample == nil
                     let pad = divisor > 1 ? 2 * margin : 0
                     let passSize = last ? filterSize : (max(1, (filterSize.0 + divisor - 1) / divisor) + pad, max(1, (filterSize.1 + divisor - 1) / divisor) + pad)
-                    let text = ChainPlan.samplingPassText(prefix: prefix, glsl: glsl, pass: passSource,
-                                                          declarations: last ? declarations : "", calls: last ? calls : "")
+                    let readsSource = k == 0 && segmentIndex == 1 && sourceReader != nil
+                    let text = readsSource
+                        ? ChainRenderer.sourceReadingPassText(prefix: prefix, glsl: glsl, pass: sourceReader!.pass, source: sourceReader!.glsl, es31: source.es31)
+                        : ChainPlan.samplingPassText(prefix: prefix, glsl: glsl, pass: passSource,
+                                                     declarations: last ? declarations : "", calls: last ? calls : "")
                     let program: ShaderProgram
                     do { program = try ShaderProgram(checking: text, label: "\(f.declaration.name) pass \(k + 1)") } catch let e as ShaderCompileError {
                         throw ChainRenderer.authorError(e, filter: f, index: Int(prefix.dropFirst().dropLast()) ?? 0)
                     }
                     program.use()
+                    if readsSource { source.setUp(program) }
                     program.set("\(prefix)input", int: 0)
                     program.set("\(prefix)source", int: 1)
                     let input = previous ?? segmentInput
@@ -196,8 +258,9 @@ final class ChainRenderer {
                     if let previous { release(previous) }
                     previous = target
                 }
-                release(segmentInput)
+                if let segmentInput { release(segmentInput) }
                 current = previous
+                if let upsample { reducedOutput = (upsample, margin, filterSize.0, filterSize.1) }
             }
         }
         for pass in passes {
@@ -205,6 +268,23 @@ final class ChainRenderer {
             pass.program.set("outSize", Float(pass.target.width), Float(pass.target.height))
         }
         try FrameRenderer.checkError("setting up the filter chain")
+    }
+
+    /// A sampling filter's first pass reading the source itself (`FilterDeclaration.sourcePass`):
+    /// the source's declarations and `sourceQuad` in place of the `input` texture; the source's
+    /// planes stay bound on their units, as for the source pass.
+    static func sourceReadingPassText(prefix: String, glsl: String, pass: String, source: String, es31: Bool) -> String {
+        (es31 ? header.replacing("#version 300 es", with: "#version 310 es") : header) + source + """
+        uniform vec2 \(prefix)inputSize;
+        uniform vec2 \(prefix)sourceSize;
+
+        """ + glsl.replacingAll("{{p}}", with: prefix) + "\n" + pass.replacingAll("{{p}}", with: prefix) + "\n" + """
+        out vec4 fragColor;
+        void main() {
+            vec2 uv = gl_FragCoord.xy / outSize;
+            fragColor = \(prefix)run(uv);
+        }
+        """
     }
 
     /// Whose fault a picture too large for the GPU is: the input's (exit 66), or the preset's
@@ -338,3 +418,4 @@ final class ChainRenderer {
         }
     }
 }
+

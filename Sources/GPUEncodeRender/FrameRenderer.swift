@@ -194,7 +194,8 @@ public final class FrameRenderer {
             var chainSource = ChainSource(glsl: gathers ? FrameRenderer.gatheredSampling(sourceGLSL, bits: g.bitDepth) : FrameRenderer.exactSampling(sourceGLSL),
                                           width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
             chainSource.es31 = gathers
-            let chain = try ChainRenderer(source: chainSource, filters: rendered, fuse: path != .unfused, deep: precise || (transparent && !scalesYCbCr), limits: limits)
+            let chain = try ChainRenderer(source: chainSource, filters: rendered, fuse: path != .unfused, deep: precise || (transparent && !scalesYCbCr),
+                                          limits: limits, endsReduced: writesNV12)
             self.chain = chain
             passes = chain.chainPlan.description
             if let ratio = FrameRenderer.outputScaleRatio(rendered, geometry: g) {
@@ -204,11 +205,13 @@ public final class FrameRenderer {
             let scaled = scaledChroma != nil
             if writesNV12 {
                 // One pass from the chain's RGBA to NV12, a 4x2 block per fragment.
-                let program = try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: writer(scaled ? FrameRenderer.nv12FromScaled : FrameRenderer.nv12FromRGBA), linear),
+                let reads = scaled ? FrameRenderer.nv12FromScaled : chain.reducedOutput?.divisor == 4 ? FrameRenderer.nv12FromReduced4 : chain.reducedOutput != nil ? FrameRenderer.nv12FromReduced : FrameRenderer.nv12FromRGBA
+                let program = try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: writer(reads), linear),
                                                 label: "RGB to NV12")
                 let target = try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [rgba8, rgba8, rgba8])
                 setUp(program)
                 glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
+                chain.setReducedUniforms(program)
                 conversion = [(program, target)]
                 nv12 = target
             } else {

@@ -28,8 +28,20 @@ public final class ImageRenderer {
         vec4 sourcePixel(vec2 p) { return texelFetch(sourceImage, ivec2(p), 0); }
 
         """
-        chain = try ChainRenderer(source: ChainSource(glsl: glsl, width: width, height: height, setUp: { $0.set("sourceImage", int: 0) }),
-                                  filters: filters, fuse: fuse, limits: limits)
+        // The mean of the four pixels around a corner, each clamped to the picture as the source
+        // pass's texture is read (a first filter that reads the source itself uses it).
+        let quad = glsl + """
+        vec4 sourceQuad(vec2 p) {
+            ivec2 mx = textureSize(sourceImage, 0) - 1;
+            ivec2 c = ivec2(floor(p + 0.5));
+            return (texelFetch(sourceImage, clamp(c - 1, ivec2(0), mx), 0) + texelFetch(sourceImage, clamp(c + ivec2(0, -1), ivec2(0), mx), 0)
+                + texelFetch(sourceImage, clamp(c + ivec2(-1, 0), ivec2(0), mx), 0) + texelFetch(sourceImage, clamp(c, ivec2(0), mx), 0)) * 0.25;
+        }
+
+        """
+        var source = ChainSource(glsl: glsl, width: width, height: height, setUp: { $0.set("sourceImage", int: 0) })
+        source.quadGLSL = quad
+        chain = try ChainRenderer(source: source, filters: filters, fuse: fuse, limits: limits)
     }
 
     deinit {
