@@ -175,8 +175,11 @@ struct TranscodeCommand: ParsableCommand {
                 let selection = try gpuOptions.selection()
                 let allowed = try readAccess.allowed()
                 let loaded = try inlineFilters.apply(to: try PresetLibrary(commandLine: presetDirs, allowed: allowed).load(preset), allowed: allowed)
+                // The size asked for (--width and kin, or the preset's "encode"), as the transcode scales.
+                let settings = try EncodeOverrides.resolve([EncodeLayer(try encode.overrides(threadsMayBeAuto: true), from: .commandLine),
+                                                            EncodeLayer(loaded.encode, from: .preset(loaded.origin))])
                 let r = try FilterBenchmark.run(input: input!, preset: loaded, gpu: selection, path: path, frames: n,
-                                                transfer: Environment.transfer, synchronous: Environment.synchronousBenchmark)
+                                                transfer: Environment.transfer, synchronous: Environment.synchronousBenchmark, scale: settings.scale)
                 print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
             } catch let error as GPUEncodeError {
                 fputs("gpuencode: error: \(error.description)\n", stderr)

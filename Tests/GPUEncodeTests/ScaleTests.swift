@@ -223,6 +223,20 @@ final class ScaleTests: GPUEncodeTestCase {
         }
     }
 
+    /// `--benchmark-filters` times the scaled chain the transcode would run: the size from the flag or the
+    /// preset's "encode", after the preset (it ignored both before).
+    func testFilterBenchmarkScalesAsTheTranscodeDoes() throws {
+        let clip = scratch("bench.mp4")
+        try Oracle.makeClip(clip, seconds: 0.3, size: "640x360", audio: false)
+        let preset = scratch("small-bench.json")
+        try #"{"name": "small", "version": 2, "filters": [{"filter": "sepia"}], "encode": {"height": 90}}"#.write(to: preset, atomically: true, encoding: .utf8)
+        for (arguments, size) in [(["--width", "320"], "320x180"), (["--preset", preset.path], "160x90"), ([], "640x360")] {
+            let r = try gpuencode([clip.path, "--benchmark-filters", "2"] + arguments)
+            XCTAssertEqual(r.status, ExitCode.ok, r.summary)
+            XCTAssertTrue(r.stdout.contains("frames \(size),"), "\(arguments): \(r.stdout)")
+        }
+    }
+
     /// Conflicting or impossible sizes are usage errors (64) naming the flag.
     func testUsageErrors() throws {
         let clip = scratch("in.mp4")

@@ -12,12 +12,19 @@ public enum FilterBenchmark {
         public var fps: Double { Double(frames) / seconds }
     }
 
+    /// `scale`: `--width` and its kin, appended after the preset as the transcode appends them.
     public static func run(input path: String, preset: Preset, gpu: GPUSelection, path renderPath: RenderPath = .direct, frames: Int,
-                           transfer: TransferOptions = TransferOptions(), synchronous: Bool = false) throws -> Result {
+                           transfer: TransferOptions = TransferOptions(), synchronous: Bool = false, scale: ScaleRequest = ScaleRequest()) throws -> Result {
         let input = try VideoSource(path: path, threads: 0)
         let dec = input.decoder.pointee
         let (working, color) = input.workingFormat
-        let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: input.rotation, filters: preset.filters)
+        let displayed = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: input.rotation, filters: preset.filters)
+        var sar = input.videoStream.pointee.sample_aspect_ratio.num > 0 ? input.videoStream.pointee.sample_aspect_ratio : dec.sample_aspect_ratio
+        if input.rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
+        let target = scale.target(width: displayed.outputWidth, height: displayed.outputHeight,
+                                  sampleAspect: sar.num > 0 && sar.den > 0 ? Double(sar.num) / Double(sar.den) : 1)
+        let filters = preset.filters + (target.map { ScaleFilter.instances(width: $0.width, height: $0.height) } ?? [])
+        let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: input.rotation, filters: filters)
         input.delivery = .working(working, width: geometry.sourceWidth, height: geometry.sourceHeight)
         // A handful of distinct frames is enough to defeat caching and small enough to hold in memory.
         var pool: [Frame] = []
@@ -25,7 +32,7 @@ public enum FilterBenchmark {
         guard !pool.isEmpty else { throw GPUEncodeError(.inputDecode, path: path, "no video frame could be decoded") }
 
         let gl = try GLContext(selection: gpu)
-        let renderer = try FrameRenderer(geometry: geometry, source: color, filters: preset.filters, path: renderPath, light: preset.light,
+        let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: renderPath, light: preset.light,
                                          pixelBuffers: transfer.usePixelBuffers(gl), copyThreads: transfer.copyThreads)
         let output = Frame()
         let out = output.pointer
