@@ -86,29 +86,16 @@ public enum GaussianBlurFilter {
     /// A d x d box average as (d/2)^2 bilinear fetches, each the mean of a 2x2 block. The reduced
     /// picture has `margin` texels more on every side (`passMargin`): its texel i covers full-size
     /// pixels (i - margin) d ..< (i - margin + 1) d, read clamped to the edge outside the picture.
-    static func downsample(_ d: Int) -> String {
+    /// `block`: GLSL for the mean of the 2x2 block around a full-size pixel corner `c`: the input
+    /// texture's bilinear fetch, or the source's own `sourceQuad` (`FilterDeclaration.sourcePass`).
+    static func downsample(_ d: Int, block: (String) -> String = { "texture({{p}}input, (\($0)) / {{p}}inputSize)" }) -> String {
         var taps: [String] = []
         for j in 0..<(d / 2) { for i in 0..<(d / 2) { taps.append("vec2(\(Double(2 * i - d / 2 + 1)), \(Double(2 * j - d / 2 + 1)))") } }
         return """
         vec4 {{p}}run(vec2 uv) {
             vec2 centre = (uv * outSize - {{p}}margin) * \(Double(d));
             vec4 sum = vec4(0.0);
-        \(taps.map { "    sum += texture({{p}}input, (centre + \($0)) / {{p}}inputSize);" }.joined(separator: "\n"))
-            return sum / \(Double(taps.count));
-        }
-        """
-    }
-
-    /// `downsample` reading the source through `sourceQuad` (see `FilterDeclaration.sourcePass`):
-    /// the same 2x2 blocks, each the mean of its four source pixels, converted per block.
-    static func sourceDownsample(_ d: Int) -> String {
-        var taps: [String] = []
-        for j in 0..<(d / 2) { for i in 0..<(d / 2) { taps.append("vec2(\(Double(2 * i - d / 2 + 1)), \(Double(2 * j - d / 2 + 1)))") } }
-        return """
-        vec4 {{p}}run(vec2 uv) {
-            vec2 centre = (uv * outSize - {{p}}margin) * \(Double(d));
-            vec4 sum = vec4(0.0);
-        \(taps.map { "    sum += sourceQuad(centre + \($0));" }.joined(separator: "\n"))
+        \(taps.map { "    sum += \(block("centre + \($0)"));" }.joined(separator: "\n"))
             return sum / \(Double(taps.count));
         }
         """
@@ -142,7 +129,7 @@ public enum GaussianBlurFilter {
 
     public static let declaration: FilterDeclaration = {
         var d = plainDeclaration
-        d.sourcePass = { f in divisor(f) > 1 ? sourceDownsample(divisor(f)) : nil }
+        d.sourcePass = { f in divisor(f) > 1 ? downsample(divisor(f), block: { "sourceQuad(\($0))" }) : nil }
         d.finalUpsample = { f in divisor(f) > 1 ? divisor(f) : nil }
         return d
     }()

@@ -13,46 +13,10 @@ struct ChainSource {
     var setUp: (ShaderProgram) -> Void
     /// Whether `glsl` needs GLSL ES 3.10 (`textureGather`) rather than 3.00.
     var es31 = false
-    /// Declares `vec4 sourceQuad(vec2 corner)` over `glsl`: the mean of the four pixels around a
-    /// pixel corner of the upright picture (pixels, clamped to the edge), for a first filter that
-    /// reads the source itself (`FilterDeclaration.sourcePass`). nil: derived from a video source's
-    /// `sourcePixel` where it can be (`quad(from:)`), else that filter reads the source pass.
+    /// `glsl` and `vec4 sourceQuad(vec2 corner)`: the mean of the four pixels around a pixel corner
+    /// of the upright picture (pixels, clamped to the edge), for a first filter that reads the source
+    /// itself (`FilterDeclaration.sourcePass`). nil: that filter reads the source pass instead.
     var quadGLSL: String? = nil
-
-    /// The video source's `sourcePixel` read at a corner: the four luma samples around it, each
-    /// converted with the chroma interpolated at their centre, and averaged. why: converting each
-    /// pixel keeps the conversion's clamp per pixel (clamping the mean instead left saturated
-    /// testsrc2 edges 3.8 code values off after a sigma-8 blur); the chroma is shared because it
-    /// changes little within two pixels. nil where the text is not the plain video reader: linear
-    /// light, whose conversion is far from linear.
-    static func quad(from glsl: String) -> String? {
-        let body = "vec4 sourcePixel(vec2 p) {\n    vec3 yuv = sourceAt(srcFromOut * p + srcOffset);\n    return vec4(sourceRGB(yuv), 1.0);\n}\n"
-        guard glsl.ranges(of: body).count == 1, !glsl.contains("encodedSourcePixel"), glsl.contains("float bilinear(SourceSampler t, vec2 c, ivec2 mx)") else { return nil }
-        // One gather where the source has them (ES 3.1), else four fetches; the same four samples,
-        // clamped to the plane as the texture's CLAMP_TO_EDGE and `sampleAt` clamp.
-        let luma: String
-        if glsl.contains("textureGather(t, uv)") {
-            let gather = glsl.contains("sampleScale") ? "vec4(textureGather(texY, s / lumaSize)) * sampleScale" : "textureGather(texY, s / lumaSize)"
-            luma = "vec4 y = \(gather);"
-        } else {
-            luma = """
-            ivec2 i = ivec2(floor(s - 0.5));
-                vec4 y = vec4(sampleAt(texY, i, lumaMax), sampleAt(texY, i + ivec2(1, 0), lumaMax),
-                              sampleAt(texY, i + ivec2(0, 1), lumaMax), sampleAt(texY, i + ivec2(1, 1), lumaMax));
-            """
-        }
-        return glsl + """
-        vec4 sourceQuad(vec2 p) {
-            vec2 s = srcFromOut * p + srcOffset;
-            \(luma)
-            vec2 cc = clamp(s, vec2(0.5), lumaSize - 0.5) * chromaScale + chromaBias;
-            vec2 uv = vec2(bilinear(texU, cc, chromaMax), bilinear(texV, cc, chromaMax));
-            vec3 c = sourceRGB(vec3(y.x, uv)) + sourceRGB(vec3(y.y, uv)) + sourceRGB(vec3(y.z, uv)) + sourceRGB(vec3(y.w, uv));
-            return vec4(c * 0.25, 1.0);
-        }
-
-        """
-    }
 }
 
 /// A filter chain that may sample neighbourhoods: the source and the leading point filters in
@@ -141,7 +105,7 @@ final class ChainRenderer {
         var sourceReader: (glsl: String, pass: String)? = nil
         if segments.count > 1, segments[0].points.isEmpty, segmentNode[0] == nil,
            case .sampling(_, let f, _) = segments[1], let pass = f.declaration.sourcePass?(f),
-           let quad = source.quadGLSL ?? ChainSource.quad(from: source.glsl) {
+           let quad = source.quadGLSL {
             sourceReader = (quad, pass)
         }
         var current: RenderTarget? = nil

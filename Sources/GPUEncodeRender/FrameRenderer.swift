@@ -194,6 +194,7 @@ public final class FrameRenderer {
             var chainSource = ChainSource(glsl: gathers ? FrameRenderer.gatheredSampling(sourceGLSL, bits: g.bitDepth) : FrameRenderer.exactSampling(sourceGLSL),
                                           width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
             chainSource.es31 = gathers
+            if light != .linear { chainSource.quadGLSL = chainSource.glsl + FrameRenderer.sourceQuad(gathers: gathers, deep: g.bitDepth > 8) }
             let chain = try ChainRenderer(source: chainSource, filters: rendered, fuse: path != .unfused, deep: precise || (transparent && !scalesYCbCr),
                                           limits: limits, endsReduced: writesNV12)
             self.chain = chain

@@ -101,6 +101,34 @@ extension FrameRenderer {
         """)
     }
 
+    /// The video source's `vec4 sourceQuad(vec2 corner)` (`ChainSource.quadGLSL`), over a chain source
+    /// made by `gatheredSampling` (`gathers`) or `exactSampling`: the four luma samples around the
+    /// corner, each converted with the chroma interpolated at their centre, and averaged. why:
+    /// converting each pixel keeps the conversion's clamp per pixel (clamping the mean instead left
+    /// saturated testsrc2 edges 3.8 code values off after a sigma-8 blur); the chroma is shared
+    /// because it changes little within two pixels. Not for linear light, whose conversion is far
+    /// from linear. `deep`: 16-bit integer planes (`sampleScale`).
+    static func sourceQuad(gathers: Bool, deep: Bool) -> String {
+        // One gather where the source has them (ES 3.1), else four fetches; the same four samples,
+        // clamped to the plane as the texture's CLAMP_TO_EDGE and `sampleAt` clamp.
+        let luma = gathers ? "vec4 y = \(deep ? "vec4(textureGather(texY, s / lumaSize)) * sampleScale" : "textureGather(texY, s / lumaSize)");" : """
+        ivec2 i = ivec2(floor(s - 0.5));
+            vec4 y = vec4(sampleAt(texY, i, lumaMax), sampleAt(texY, i + ivec2(1, 0), lumaMax),
+                          sampleAt(texY, i + ivec2(0, 1), lumaMax), sampleAt(texY, i + ivec2(1, 1), lumaMax));
+        """
+        return """
+        vec4 sourceQuad(vec2 p) {
+            vec2 s = srcFromOut * p + srcOffset;
+            \(luma)
+            vec2 cc = clamp(s, vec2(0.5), lumaSize - 0.5) * chromaScale + chromaBias;
+            vec2 uv = vec2(bilinear(texU, cc, chromaMax), bilinear(texV, cc, chromaMax));
+            vec3 c = sourceRGB(vec3(y.x, uv)) + sourceRGB(vec3(y.y, uv)) + sourceRGB(vec3(y.z, uv)) + sourceRGB(vec3(y.w, uv));
+            return vec4(c * 0.25, 1.0);
+        }
+
+        """
+    }
+
     /// The two source readers, over `sampleAt` (one sample, clamped to the plane) and `bilinear`.
     static let sourceReaders = """
     // s: a source pixel centre (pixel units).
@@ -389,21 +417,24 @@ extension FrameRenderer {
     }
     """
 
-    /// `vec3 rgbaAt(ivec2 p)`: texel `p` of `rgbaTex` as R'G'B' (linear light encoded first). Needs `lightGLSL`.
-    static let rgbaReader = """
-    vec3 rgbaAt(ivec2 p) {
-        vec3 c = texelFetch(rgbaTex, p, 0).rgb;
-    #ifdef LINEAR_LIGHT
-        c = fromLinear(c);
-    #endif
-        return c;
+    /// `vec3 rgbaAt(ivec2 p)`: pixel `p` of the chain's picture as R'G'B' (linear light encoded
+    /// first), read by `fetch` (GLSL of a vec4 in `p`): texel `p` of `rgbaTex` unless the picture is
+    /// read some other way (a reduced one, ReducedOutput.swift). Needs `lightGLSL`.
+    static func rgbaReader(fetch: String = "texelFetch(rgbaTex, p, 0)") -> String {
+        """
+        vec3 rgbaAt(ivec2 p) {
+            vec3 c = \(fetch).rgb;
+        #ifdef LINEAR_LIGHT
+            c = fromLinear(c);
+        #endif
+            return c;
+        }
+
+        """
     }
 
-    """
-
-    /// RGBA (the end of a chain) to NV12: each fragment converts a 4x2 block, with the same
-    /// chroma taps (`chromaTaps`) over the same clamped neighbourhood as the packed pass.
-    static let nv12FromRGBA = """
+    /// The uniforms every RGBA-to-NV12 conversion reads.
+    static let nv12Head = """
     #version 300 es
     precision highp float;
     precision highp int;
@@ -411,7 +442,11 @@ extension FrameRenderer {
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
     uniform ivec2 rgbaMax;
-    """ + "\n" + lightGLSL + rgbaReader + nv12Block + """
+
+    """
+
+    /// `nv12FromRGBA`'s main over `rgbaAt`: the 4x2 block's 7x4 neighbourhood, clamped.
+    static let nv12Main = """
     void main() {
         int q = int(gl_FragCoord.x);
         int m = int(gl_FragCoord.y);
@@ -438,18 +473,13 @@ extension FrameRenderer {
     }
     """
 
+    /// RGBA (the end of a chain) to NV12: each fragment converts a 4x2 block, with the same
+    /// chroma taps (`chromaTaps`) over the same clamped neighbourhood as the packed pass.
+    static let nv12FromRGBA = nv12Head + lightGLSL + rgbaReader() + nv12Block + nv12Main
+
     /// `nv12FromRGBA` for a scaled output (`ScaledChroma`): Y from the block's eight pixels, Cb and Cr
     /// from the two chroma-sited samples the halving passes made (unit 1, `chromaTex`).
-    static let nv12FromScaled = """
-    #version 300 es
-    precision highp float;
-    precision highp int;
-    uniform highp sampler2D rgbaTex;
-    uniform highp sampler2D chromaTex;
-    uniform mat3 rgbToYuv;
-    uniform vec3 outOffset;
-    uniform ivec2 rgbaMax;
-    """ + "\n" + lightGLSL + rgbaReader + nv12Block + """
+    static let nv12FromScaled = nv12Head + "uniform highp sampler2D chromaTex;\n" + lightGLSL + rgbaReader() + nv12Block + """
     vec3 px(int x, int y) { return rgbaAt(clamp(ivec2(x, y), ivec2(0), rgbaMax)); }
     void main() {
         int q = int(gl_FragCoord.x);

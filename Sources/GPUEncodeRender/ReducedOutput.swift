@@ -8,14 +8,11 @@ import CEGL
 extension FrameRenderer {
     /// `nv12FromRGBA` with each pixel read bilinearly from the reduced picture at the position the
     /// filter's upsample pass would read it (`ChainRenderer.reducedOutput`): the same values, unrounded.
-    static let nv12FromReduced: String = {
-        let fetch = "vec3 c = texelFetch(rgbaTex, p, 0).rgb;"
-        precondition(nv12FromRGBA.ranges(of: fetch).count == 1 && nv12FromRGBA.ranges(of: "uniform ivec2 rgbaMax;\n").count == 1,
-                     "nv12FromRGBA reads its pixels in one place")
-        return nv12FromRGBA
-            .replacing("uniform ivec2 rgbaMax;\n", with: "uniform ivec2 rgbaMax;\nuniform float reducedDivisor;\nuniform float reducedMargin;\nuniform vec2 reducedSize;\n")
-            .replacing(fetch, with: "vec3 c = texture(rgbaTex, ((vec2(p) + 0.5) / reducedDivisor + reducedMargin) / reducedSize).rgb;")
-    }()
+    static let nv12FromReduced = nv12Head + reducedUniforms + lightGLSL
+        + rgbaReader(fetch: "texture(rgbaTex, ((vec2(p) + 0.5) / reducedDivisor + reducedMargin) / reducedSize)") + nv12Block + nv12Main
+
+    /// Where the reduced picture's pixels are (`ChainRenderer.setReducedUniforms`).
+    static let reducedUniforms = "uniform float reducedDivisor;\nuniform float reducedMargin;\nuniform vec2 reducedSize;\n"
 }
 
 extension FrameRenderer {
@@ -25,8 +22,6 @@ extension FrameRenderer {
     /// the neighbourhood's pixels past the picture take the edge pixel's value, as the clamped reads
     /// of `nv12FromRGBA` do; by selects, not branches (llvmpipe runs both sides of a branch).
     static let nv12FromReduced4: String = {
-        let head = nv12FromReduced.split(separator: "void main() {", omittingEmptySubsequences: false).map(String.init)
-        precondition(head.count == 2, "nv12FromRGBA has one main")
         var body: [String] = []
         for b in 0..<3 { for a in 0..<3 { body.append("vec3 t\(a)\(b) = texelFetch(rgbaTex, base + ivec2(\(a), \(b)), 0).rgb;") } }
         // Row r of the neighbourhood (pixel row 2m - 1 + r) in reduced rows and weights, for even m / odd m.
@@ -58,7 +53,7 @@ extension FrameRenderer {
                 body.append("outer[\(o + 1)] = " + (0..<5).map { "chromaH[\($0)] * p\(r)\($0 + 2)" }.joined(separator: " + ") + ";")
             }
         }
-        return head[0] + """
+        return nv12Head + reducedUniforms + lightGLSL + nv12Block + """
         vec3 encoded(vec3 c) {
         #ifdef LINEAR_LIGHT
             c = fromLinear(c);

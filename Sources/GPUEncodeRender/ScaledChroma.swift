@@ -45,9 +45,12 @@ final class ScaledChroma {
             (try ShaderProgram(fragment: ScaledChroma.shader(down, vertical: true), label: "chroma halving down"),
              try RenderTarget(width: width / 2, height: height / 2, formats: [format])),
         ]
-        for (program, _) in passes {
+        // Each pass's input size is fixed for the run: the scaled picture, then the first pass's output.
+        for (program, input) in zip(passes.map(\.program), [(width, height), (width / 2, height)]) {
             program.use()
             program.set("rgbaTex", int: 0)
+            program.set("inputMax", int: Int32(input.0 - 1))
+            program.set("inputRows", int: Int32(input.1 - 1))
         }
     }
 
@@ -60,8 +63,6 @@ final class ScaledChroma {
             program.use()
             glActiveTexture(GLenum(GL_TEXTURE0))
             glBindTexture(GLenum(GL_TEXTURE_2D), input.id)
-            glUniform1i(program.location("inputMax"), GLint(input.width - 1))
-            glUniform1i(program.location("inputRows"), GLint(input.height - 1))
             glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
             input = target.textures[0]
         }
@@ -93,7 +94,7 @@ final class ScaledChroma {
         uniform int inputMax;
         uniform int inputRows;
         out vec4 color;
-        """ + "\n" + FrameRenderer.lightGLSL + FrameRenderer.rgbaReader + """
+        """ + "\n" + FrameRenderer.lightGLSL + FrameRenderer.rgbaReader() + """
         void main() {
             ivec2 c = ivec2(gl_FragCoord.xy);
             vec3 sum = vec3(0.0);

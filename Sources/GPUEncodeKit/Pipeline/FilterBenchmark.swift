@@ -18,12 +18,7 @@ public enum FilterBenchmark {
         let input = try VideoSource(path: path, threads: 0)
         let dec = input.decoder.pointee
         let (working, color) = input.workingFormat
-        let displayed = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: input.rotation, filters: preset.filters)
-        var sar = input.videoStream.pointee.sample_aspect_ratio.num > 0 ? input.videoStream.pointee.sample_aspect_ratio : dec.sample_aspect_ratio
-        if input.rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
-        let target = scale.target(width: displayed.outputWidth, height: displayed.outputHeight,
-                                  sampleAspect: sar.num > 0 && sar.den > 0 ? Double(sar.num) / Double(sar.den) : 1)
-        let filters = preset.filters + (target.map { ScaleFilter.instances(width: $0.width, height: $0.height) } ?? [])
+        let filters = OutputScale(scale, input: input, preset: preset.filters).filters(after: preset.filters)
         let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: input.rotation, filters: filters)
         input.delivery = .working(working, width: geometry.sourceWidth, height: geometry.sourceHeight)
         // A handful of distinct frames is enough to defeat caching and small enough to hold in memory.

@@ -140,12 +140,10 @@ final class TranscodeJob {
         let inStream = input.videoStream
         // The output scaler (issue 14), after the preset's filters: its size is of the picture as
         // displayed (upright, pixels made square), and the scaled picture has square pixels.
-        var sar = inStream.pointee.sample_aspect_ratio.num > 0 ? inStream.pointee.sample_aspect_ratio : dec.sample_aspect_ratio
-        if input.rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
-        let displayed = RenderGeometry(width: dec.width, height: dec.height, format: AV_PIX_FMT_YUV420P, rotation: input.rotation, filters: o.preset.filters)
-        let scaleTo = o.encoder.scale.target(width: displayed.outputWidth, height: displayed.outputHeight,
-                                             sampleAspect: sar.num > 0 && sar.den > 0 ? Double(sar.num) / Double(sar.den) : 1)
-        let filters = o.preset.filters + (scaleTo.map { ScaleFilter.instances(width: $0.width, height: $0.height) } ?? [])
+        let scale = OutputScale(o.encoder.scale, input: input, preset: o.preset.filters)
+        var sar = scale.sampleAspect
+        let displayed = scale.displayed, scaleTo = scale.target
+        let filters = scale.filters(after: o.preset.filters)
         if let scaleTo {
             if scaleTo.width > PictureSize.maxSide || scaleTo.height > PictureSize.maxSide {
                 throw GPUEncodeError(.usage, path: o.input, "the size asked for makes this \(displayed.outputWidth)x\(displayed.outputHeight) video \(scaleTo.width)x\(scaleTo.height) (aspect kept); gpuencode handles pictures up to \(PictureSize.maxSide) pixels wide and tall")
