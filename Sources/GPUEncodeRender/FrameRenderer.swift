@@ -43,11 +43,16 @@ public final class FrameRenderer {
 
     /// Pixel buffer objects for the single-pass path's transfers (set on hardware GPUs).
     private let transfers: TransferBuffers?
+    /// The packed pass is a compute shader that writes the NV12 frame into a read buffer
+    /// (`TransferOptions.computePass`); `nv12Layout` is where its rows lie there.
+    private var computeBlocks = false
+    private var nv12Layout: (rowBytes: Int, chromaOffset: Int, size: Int) = (0, 0, 0)
     /// Readbacks queued by `submit` and not yet collected: which set of read buffers holds each.
     private var pendingReads: [Int] = []
     private var nextReadSet = 0
-    /// Two sets of read buffers: frame N's readback is still in flight while frame N+1 is drawn.
-    static let readSets = 2
+    /// Sets of read buffers (`TransferOptions.framesInFlight`, 2 by default): frame N's readback
+    /// is still in flight while frame N+1 is drawn.
+    let readSets: Int
 
     /// Whether `submit`/`collect` can overlap one frame's readback with the next frame's work
     /// (pixel buffer objects on the single-pass path); otherwise frames go through `render`.
@@ -62,7 +67,7 @@ public final class FrameRenderer {
     /// matrix only (no transfer or primaries change, no tone mapping), filtered in half float, and
     /// written back through the same matrix and range as 10-bit planes (`writesTenBit`).
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
-                light: FilterLight = .gamma, pixelBuffers: Bool = false, copyThreads: Int? = nil, limits: GPULimits? = nil,
+                light: FilterLight = .gamma, pixelBuffers: Bool = false, computePass: Bool = false, transfer: TransferOptions = TransferOptions(), limits: GPULimits? = nil,
                 toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false) throws {
         geometry = g
         writesTenBit = keepsSignal
@@ -82,7 +87,9 @@ public final class FrameRenderer {
         packed = direct && FrameRenderer.isUpright420(g)
         if direct && !filters.isEmpty { passes = [FrameRenderer.fusedPassLine(filters)] }
         let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
-        transfers = writesNV12 && pixelBuffers ? TransferBuffers(count: 3 + 3 * FrameRenderer.readSets, copyThreads: copyThreads) : nil
+        readSets = transfer.framesInFlight
+        transfers = writesNV12 && pixelBuffers
+            ? TransferBuffers(count: 3 + 3 * readSets, copyThreads: transfer.copyThreads, mapping: transfer.mapping) : nil
         // Deep sources (more than 8 bits, two bytes a sample) go up as 16-bit integer textures,
         // which GLES 3.0 reads only with texelFetch: the shaders filter them by hand (`forDepth`).
         let deep = g.bitDepth > 8
@@ -161,13 +168,33 @@ public final class FrameRenderer {
             glUniform2i(program.location("texelMax"), GLint(planeTextures[0].width - 1), GLint(planeTextures[1].width - 1))
         }
 
+        // Compute needs GLES 3.1, pixel buffers to write into and the 8-bit NV12 writer.
+        let canCompute = computePass && transfers != nil && !tenBit && GLContext.currentVersion >= (3, 1)
+        if canCompute {
+            let rowBytes = 4 * ((w + 3) / 4)
+            nv12Layout = (rowBytes, rowBytes * 2 * (h / 2), rowBytes * 3 * (h / 2))
+        }
+        let layout = nv12Layout
+        /// A block pass (`blockEntry`): compute when `computeBlocks`, else fragment.
+        func blockProgram(_ glsl: String, label: String) throws -> ShaderProgram {
+            guard computeBlocks else { return try ShaderProgram(fragment: glsl, label: label) }
+            let program = try ShaderProgram(compute: FrameRenderer.asCompute(glsl), label: label + ", compute")
+            program.use()
+            program.set("nv12RowWords", int: Int32(layout.rowBytes / 4))
+            program.set("nv12ChromaWord", int: Int32(layout.chromaOffset / 4))
+            glUniform2i(program.location("blockCount"), GLint((w + 3) / 4), GLint(h / 2))
+            return program
+        }
         if direct {
             let owners = rendered.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
             let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.forDepth(FrameRenderer.prelude(rendered, color: sourceColor, roundTo8Bits: !precise), bits: g.bitDepth), linear)
             var resources: [String: [String: ResourceTexture]] = [:]
             var made: [(ShaderProgram, RenderTarget)] = []
             if packed {
-                made = [(try ShaderProgram(fragment: writer(prelude + FrameRenderer.packedBlockMain), label: "Y'CbCr (filters fused)"),
+                let glsl = writer(prelude + FrameRenderer.packedBlockMain)
+                // Compute needs GLES 3.1 and the 8-bit NV12 writer, and no fused filter may read gl_FragCoord.
+                computeBlocks = canCompute && !prelude.contains("gl_FragCoord")
+                made = [(try blockProgram(glsl, label: "Y'CbCr (filters fused)"),
                          try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [rgba8, rgba8, rgba8]))]
             } else {
                 made = [
@@ -186,10 +213,7 @@ public final class FrameRenderer {
         } else {
             // textureGather where the context has it (ES 3.1: llvmpipe and NVIDIA give 3.2 for the
             // 3.0 context asked for); the same values by texelFetch otherwise.
-            var version: (GLint, GLint) = (0, 0)
-            glGetIntegerv(GLenum(GL_MAJOR_VERSION), &version.0)
-            glGetIntegerv(GLenum(GL_MINOR_VERSION), &version.1)
-            let gathers = version.0 > 3 || (version.0 == 3 && version.1 >= 1)
+            let gathers = GLContext.currentVersion >= (3, 1)
             let sourceGLSL = FrameRenderer.forDepth(FrameRenderer.chainSource(light: light, color: sourceColor), bits: g.bitDepth)
             var chainSource = ChainSource(glsl: gathers ? FrameRenderer.gatheredSampling(sourceGLSL, bits: g.bitDepth) : FrameRenderer.exactSampling(sourceGLSL),
                                           width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
@@ -207,8 +231,8 @@ public final class FrameRenderer {
             if writesNV12 {
                 // One pass from the chain's RGBA to NV12, a 4x2 block per fragment.
                 let reads = scaled ? FrameRenderer.nv12FromScaled : chain.reducedOutput?.divisor == 4 ? FrameRenderer.nv12FromReduced4 : chain.reducedOutput != nil ? FrameRenderer.nv12FromReduced : FrameRenderer.nv12FromRGBA
-                let program = try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: writer(reads), linear),
-                                                label: "RGB to NV12")
+                computeBlocks = canCompute
+                let program = try blockProgram(FrameRenderer.defining("LINEAR_LIGHT", in: writer(reads), linear), label: "RGB to NV12")
                 let target = try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [rgba8, rgba8, rgba8])
                 setUp(program)
                 glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
@@ -345,7 +369,7 @@ public final class FrameRenderer {
     /// Collect it (in order) with `collect` once the next frame has been submitted.
     /// `source` nil: the source planes are on the GPU already (`sourcePlanes`, rendered by the deinterlacer).
     func submit(source: [Plane]?, time: Double = 0) throws {
-        precondition(canPipeline && pendingReads.count < FrameRenderer.readSets)
+        precondition(canPipeline && pendingReads.count < readSets)
         if let source { upload(source) } else { bindSourcePlanes() }
         draw(time: time)
         frameIndex += 1
@@ -364,6 +388,15 @@ public final class FrameRenderer {
             try FrameRenderer.checkError("reading a frame back")
             return
         }
+        if computeBlocks {
+            let layout = nv12Layout
+            let lumaRows = 2 * target.height
+            let rows = (0..<lumaRows).map { (layout.rowBytes * $0, y.data + $0 * y.stride) }
+                + (0..<target.height).map { (layout.chromaOffset + layout.rowBytes * $0, output[1].data + $0 * output[1].stride) }
+            transfers.finishShaderRead(base, size: layout.size, rows: rows, rowBytes: geometry.outputWidth)
+            try FrameRenderer.checkError("reading a frame back")
+            return
+        }
         transfers.finishReads([(base, y.data, 2 * y.stride), (base + 1, y.data + y.stride, 2 * y.stride),
                                (base + 2, output[1].data, output[1].stride)], target: target, rowBytes: geometry.outputWidth)
         try FrameRenderer.checkError("reading a frame back")
@@ -372,21 +405,24 @@ public final class FrameRenderer {
     private func queueReadback() {
         guard let transfers else { return }
         let set = nextReadSet
-        nextReadSet = (nextReadSet + 1) % FrameRenderer.readSets
-        for a in 0..<3 { transfers.startRead(3 + 3 * set + a, target: nv12!, attachment: a, tenBit: writesTenBit) }
+        nextReadSet = (nextReadSet + 1) % readSets
+        if computeBlocks {
+            transfers.endShaderWrite(3 + 3 * set)
+        } else {
+            for a in 0..<3 { transfers.startRead(3 + 3 * set + a, target: nv12!, attachment: a, tenBit: writesTenBit) }
+        }
         pendingReads.append(set)
     }
 
     /// Uploads `source` into the source planes, or into `textures` laid out like them (`makeSourcePlanes`).
     private func upload(_ source: [Plane], into textures: [Texture]? = nil) {
         let planes = textures ?? self.planes
-        if let transfers, packed {
+        if let transfers {
             transfers.upload(textures: planes, planes: source.map { (UnsafeRawPointer($0.data), $0.stride) })
             return
         }
         for (i, t) in planes.enumerated() {
             glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
-            // (The buffers upload planes packed four samples per texel; a chain's planes go one sample a texel.)
             if packed {
                 t.uploadPacked(source[i].data, stride: source[i].stride, scratch: &scratch)
             } else {
@@ -415,22 +451,55 @@ public final class FrameRenderer {
             glActiveTexture(GLenum(GL_TEXTURE0))
             glBindTexture(GLenum(GL_TEXTURE_2D), result.textures[0].id)
             for (program, target) in conversion {
-                target.bind()
                 program.use()
-                glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+                runBlocks(target)
             }
             return
         }
         for (program, target, bindings) in fast {
-            target.bind()
             program.use()
             program.set("time", Float(time))
             program.set("frameIndex", Float(frameIndex))
             if bindings.isDynamic { bindings.refresh(time: time) }
             bindings.bind()
             if bindings.isAnimated { bindings.update(time: time) }
+            runBlocks(target)
+        }
+    }
+
+    /// Runs the program in use over `target`: drawn into it, or (`computeBlocks`) dispatched a block
+    /// per invocation into the read set `queueReadback` takes next.
+    private func runBlocks(_ target: RenderTarget) {
+        if computeBlocks, let transfers {
+            transfers.bindForShaderWrite(3 + 3 * nextReadSet, size: nv12Layout.size)
+            glDispatchCompute(GLuint((target.width + 31) / 32), GLuint((target.height + 3) / 4), 1)
+        } else {
+            target.bind()
             glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
         }
+    }
+
+    /// `render` for an 8-bit NV12 output, stage by stage into `times` (`StageTimes`), one frame at a time.
+    public func renderMeasured(source: [Plane], output: [Plane], times: StageTimes) throws {
+        guard let target = nv12, !writesTenBit else { return try render(source: source, output: output) }
+        times.begin(.upload); upload(source); times.end(.upload)
+        times.begin(.draw); draw(time: 0); times.end(.draw)
+        frameIndex += 1
+        if transfers != nil {
+            times.begin(.readback); queueReadback(); times.end(.readback)
+            times.begin(.collect); try collect(into: output); times.end(.collect)
+        } else {
+            // Client memory: glReadPixels waits for the copy, so the whole readback is one stage.
+            let y = output[0]
+            times.begin(.readback)
+            target.readPacked(0, into: y.data, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
+            target.readPacked(1, into: y.data + y.stride, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
+            target.readPacked(2, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth, scratch: &scratch)
+            times.end(.readback)
+            times.begin(.collect); times.end(.collect)
+        }
+        times.endFrame()
+        try FrameRenderer.checkError("rendering a frame")
     }
 
     /// Renders one frame at `time` seconds and reads it back before returning: `source` holds the

@@ -390,9 +390,9 @@ extension FrameRenderer {
         first = filtered(vec3(y0, wa * ua + wb * ub + wc * uc, wa * va + wb * vb + wc * vc), vec2(float(4 * q) + 0.5, float(y) + 0.5) / outSize).rgb;
         second = filtered(vec3(y1, wa * ua1 + wb * ub1 + wc * uc1, wa * va1 + wb * vb1 + wc * vc1), vec2(float(4 * q + 2) + 0.5, float(y) + 0.5) / outSize).rgb;
     }
-    void main() {
-        int q = int(gl_FragCoord.x);
-        int m = int(gl_FragCoord.y);
+    void shadeBlock() {
+        int q = blockCoord().x;
+        int m = blockCoord().y;
         ivec2 last = ivec2(outSize) - 1;
         int up = max(m - 1, 0);
         int down = min(m + 1, chromaMax.y);
@@ -415,7 +415,40 @@ extension FrameRenderer {
         outerRow(q, m, 3, last, ua[2], ub[2], uc[2], va[2], vb[2], vc[2], ua[4], ub[4], uc[4], va[4], vb[4], vc[4], outer[2], outer[3]);
         writeBlock(inner, outer);
     }
+
+    """ + blockEntry
+
+    /// The block passes' entry: a fragment per block, or (COMPUTE) an invocation per block that
+    /// stores the block's bytes into the NV12 frame in shader storage, laid out as the planes are
+    /// (Y rows, then CbCr rows, `nv12RowWords` words apart), which the CPU copies out as it is.
+    static let blockEntry = """
+    #ifdef COMPUTE
+    layout(std430, binding = 0) writeonly buffer NV12Frame { highp uint nv12Words[]; };
+    uniform int nv12RowWords;
+    uniform int nv12ChromaWord;
+    uniform ivec2 blockCount;
+    void main() {
+        ivec2 b = blockCoord();
+        if (b.x >= blockCount.x || b.y >= blockCount.y) return;
+        shadeBlock();
+        // packUnorm4x8 rounds as an RGBA8 target does: round(clamp(v, 0, 1) * 255).
+        int row = 2 * b.y * nv12RowWords + b.x;
+        nv12Words[row] = packUnorm4x8(yEven);
+        nv12Words[row + nv12RowWords] = packUnorm4x8(yOdd);
+        nv12Words[nv12ChromaWord + b.y * nv12RowWords + b.x] = packUnorm4x8(cbcr);
+    }
+    #else
+    void main() { shadeBlock(); }
+    #endif
+
     """
+
+    /// `glsl` (a whole block-pass shader) as a GLES 3.1 compute shader (COMPUTE defined): 32x4
+    /// blocks per work group, so a group's stores cover 128 bytes of each of its rows.
+    static func asCompute(_ glsl: String) -> String {
+        precondition(glsl.hasPrefix("#version 300 es\n"), "a shader starts with its version line")
+        return "#version 310 es\n#define COMPUTE\nlayout(local_size_x = 32, local_size_y = 4) in;\n" + glsl.dropFirst("#version 300 es\n".count)
+    }
 
     /// `vec3 rgbaAt(ivec2 p)`: pixel `p` of the chain's picture as R'G'B' (linear light encoded
     /// first), read by `fetch` (GLSL of a vec4 in `p`): texel `p` of `rgbaTex` unless the picture is
@@ -447,9 +480,9 @@ extension FrameRenderer {
 
     /// `nv12FromRGBA`'s main over `rgbaAt`: the 4x2 block's 7x4 neighbourhood, clamped.
     static let nv12Main = """
-    void main() {
-        int q = int(gl_FragCoord.x);
-        int m = int(gl_FragCoord.y);
+    void shadeBlock() {
+        int q = blockCoord().x;
+        int m = blockCoord().y;
         vec3 inner[14];
         vec3 outer[4];
         for (int r = 0; r < 4; r++) {
@@ -471,7 +504,8 @@ extension FrameRenderer {
         }
         writeBlock(inner, outer);
     }
-    """
+
+    """ + blockEntry
 
     /// RGBA (the end of a chain) to NV12: each fragment converts a 4x2 block, with the same
     /// chroma taps (`chromaTaps`) over the same clamped neighbourhood as the packed pass.
@@ -481,9 +515,9 @@ extension FrameRenderer {
     /// from the two chroma-sited samples the halving passes made (unit 1, `chromaTex`).
     static let nv12FromScaled = nv12Head + "uniform highp sampler2D chromaTex;\n" + lightGLSL + rgbaReader() + nv12Block + """
     vec3 px(int x, int y) { return rgbaAt(clamp(ivec2(x, y), ivec2(0), rgbaMax)); }
-    void main() {
-        int q = int(gl_FragCoord.x);
-        int m = int(gl_FragCoord.y);
+    void shadeBlock() {
+        int q = blockCoord().x;
+        int m = blockCoord().y;
         // (Only the block's own pixels: writeSamples reads no others.)
         vec3 z = vec3(0.0);
         vec3 inner[14] = vec3[14](z, z, px(4 * q, 2 * m), px(4 * q + 1, 2 * m), px(4 * q + 2, 2 * m), px(4 * q + 3, 2 * m), z,
@@ -492,7 +526,8 @@ extension FrameRenderer {
         writeSamples(inner, texelFetch(chromaTex, ivec2(min(2 * q, last), m), 0).rgb,
                      texelFetch(chromaTex, ivec2(min(2 * q + 1, last), m), 0).rgb);
     }
-    """
+
+    """ + blockEntry
 
     /// The NV12 writer both single-pass shaders share. A fragment owns a 4x2 block. `inner` holds
     /// the RGB of rows 2m and 2m+1 (index 7r + k) at columns 4q-2 .. 4q+4 (k = 0..6), clamped to the
@@ -502,14 +537,23 @@ extension FrameRenderer {
     /// bytes), and the two left-sited chroma samples (`chromaTaps`) as one CbCr texel. Needs
     /// `rgbToYuv` and `outOffset`.
     static let nv12Block = chromaTaps + ditherGLSL + """
+    #ifdef COMPUTE
+    // The compute pass (`asCompute`): one invocation per block; `computeMain` stores these.
+    vec4 yEven;
+    vec4 yOdd;
+    vec4 cbcr;
+    ivec2 blockCoord() { return ivec2(gl_GlobalInvocationID.xy); }
+    #else
     layout(location = 0) out vec4 yEven;
     layout(location = 1) out vec4 yOdd;
     layout(location = 2) out vec4 cbcr;
+    ivec2 blockCoord() { return ivec2(gl_FragCoord.xy); }
+    #endif
     // (Written out without loops: llvmpipe is much slower at array indices it cannot resolve.)
     // `inner` as writeBlock's; `a`, `b`: the R'G'B' of the block's two chroma samples.
     void writeSamples(vec3 inner[14], vec3 a, vec3 b) {
         vec3 lumaRow = vec3(rgbToYuv[0][0], rgbToYuv[1][0], rgbToYuv[2][0]);
-        ivec2 block = ivec2(gl_FragCoord.xy);
+        ivec2 block = blockCoord();
         yEven = DITHERED4(vec4(dot(lumaRow, inner[2]), dot(lumaRow, inner[3]), dot(lumaRow, inner[4]), dot(lumaRow, inner[5])) + outOffset.x,
                           ivec2(4 * block.x, 2 * block.y));
         yOdd = DITHERED4(vec4(dot(lumaRow, inner[9]), dot(lumaRow, inner[10]), dot(lumaRow, inner[11]), dot(lumaRow, inner[12])) + outOffset.x,

@@ -89,6 +89,14 @@ public final class GLContext {
         counted = true
     }
 
+    /// The current context's GLES version, (major, minor).
+    static var currentVersion: (Int, Int) {
+        var version: (GLint, GLint) = (0, 0)
+        glGetIntegerv(GLenum(GL_MAJOR_VERSION), &version.0)
+        glGetIntegerv(GLenum(GL_MINOR_VERSION), &version.1)
+        return (Int(version.0), Int(version.1))
+    }
+
     deinit {
         eglMakeCurrent(display, nil, nil, nil)
         eglDestroyContext(display, context)
@@ -181,15 +189,45 @@ public struct TransferOptions: Sendable, Equatable {
         case client
     }
 
+    /// How pixel buffers are mapped for the CPU's copies (TransferBuffers.swift says more).
+    public enum Mapping: String, Sendable, CaseIterable {
+        /// Storage made and mapped once for good where GL_EXT_buffer_storage is listed, else per transfer.
+        case auto
+        /// Re-specified, mapped and unmapped for every transfer.
+        case perTransfer = "mapped"
+        /// Storage made and mapped once for good, fences for the GPU's progress.
+        case persistent
+    }
+
     public var mode: Mode
     /// Threads that copy into and out of mapped pixel buffers (1...16); nil: 4 on machines of 8
     /// cores or more, else 1.
     public var copyThreads: Int?
+    public var mapping: Mapping
+    /// Frames whose readback may be in flight at once with pixel buffers (2...4); nil: 2.
+    public var depth: Int?
 
-    public init(mode: Mode = .auto, copyThreads: Int? = nil) {
+    public init(mode: Mode = .auto, copyThreads: Int? = nil, mapping: Mapping = .auto, depth: Int? = nil, computePass: Bool? = nil) {
+        self.computePass = computePass
         self.mode = mode
         self.copyThreads = copyThreads
+        self.mapping = mapping
+        self.depth = depth
     }
+
+    /// Whether the single-pass (packed NV12) shader runs as a compute shader writing the frame
+    /// straight into the read buffer; nil: on hardware GPUs. NVIDIA's data-centre GPUs run
+    /// fragment shaders on a few of their units only (the H100 on 2 of its 66 TPCs): there the
+    /// fragment pass took 0.36 ms at 1080p, and a compute dispatch spreads over every unit.
+    public var computePass: Bool?
+
+    /// Whether the packed pass runs as compute on `gl` (with pixel buffers: it writes into one).
+    public func useComputePass(_ gl: GLContext) -> Bool {
+        usePixelBuffers(gl) && (computePass ?? !gl.isSoftware)
+    }
+
+    /// Frames in flight on the pipelined path.
+    public var framesInFlight: Int { min(max(depth ?? 2, 2), 4) }
 
     /// Whether transfers go through pixel buffer objects on `gl`. On the H100 they raised the 1080p
     /// filter stage from about 610 to 1060 fps; on llvmpipe they only add a copy (7.0 → 8.6 ms), so

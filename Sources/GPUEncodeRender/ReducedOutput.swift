@@ -60,9 +60,9 @@ extension FrameRenderer {
         #endif
             return c;
         }
-        void main() {
-            int q = int(gl_FragCoord.x);
-            int m = int(gl_FragCoord.y);
+        void shadeBlock() {
+            int q = blockCoord().x;
+            int m = blockCoord().y;
             vec3 inner[14];
             vec3 outer[4];
             ivec2 base = ivec2(q, m / 2) + ivec2(int(reducedMargin)) - 1;
@@ -72,7 +72,8 @@ extension FrameRenderer {
 
             writeBlock(inner, outer);
         }
-        """
+
+        """ + blockEntry
     }()
 }
 

@@ -20,7 +20,7 @@ public final class RenderPipeline<Buffer: PlaneBuffer> {
     public let renderer: FrameRenderer
     /// Readback overlaps the next frame (pixel buffer objects, unless told to wait).
     private let overlapped: Bool
-    /// Submitted frames whose pixels are not read back yet, oldest first (at most two).
+    /// Submitted frames whose pixels are not read back yet, oldest first (at most `renderer.readSets`).
     private var inFlight: [Finished] = []
 
     /// `overlapReadback` false makes every frame finish in its own call even with pixel buffer
@@ -42,7 +42,7 @@ public final class RenderPipeline<Buffer: PlaneBuffer> {
         // The measurements are read back while the frame is drawn (only its pixels wait for
         // `collect`), so they are taken now and travel with the frame.
         inFlight.append(finished(buffer, time: time))
-        return renderer.pendingFrames > 1 ? [try collectOldest()] : []
+        return renderer.pendingFrames >= renderer.readSets ? [try collectOldest()] : []
     }
 
     /// The frames still in flight, finished, oldest first: after the last frame.

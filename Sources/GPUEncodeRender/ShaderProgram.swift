@@ -56,6 +56,25 @@ final class ShaderProgram {
         }
     }
 
+    /// A compute program (GLES 3.1). Compile failures are preset errors, as for `init(fragment:)`.
+    init(compute: String, label: String) throws {
+        let cs: GLuint
+        do { cs = try ShaderProgram.compile(GLenum(GL_COMPUTE_SHADER), compute, label: label) } catch let e as ShaderCompileError {
+            throw GPUEncodeError(.preset, e.description)
+        }
+        defer { glDeleteShader(cs) }
+        id = glCreateProgram()
+        glAttachShader(id, cs)
+        glLinkProgram(id)
+        var ok: GLint = 0
+        glGetProgramiv(id, GLenum(GL_LINK_STATUS), &ok)
+        guard ok == GL_TRUE else {
+            let log = ShaderProgram.infoLog(id, program: true)
+            glDeleteProgram(id)
+            throw GPUEncodeError(.preset, "the preset does not fit this GPU: linking the \(label) shader failed: \(log)")
+        }
+    }
+
     deinit { glDeleteProgram(id) }
 
     func use() { glUseProgram(id) }
@@ -305,121 +324,6 @@ final class RenderTarget {
                 let row = plane + y * stride
                 for x in 0..<width { row[x] = src[(y * width + x) * 4] }
             }
-        }
-    }
-}
-
-/// Pixel buffer objects, so uploads and readbacks go through driver-owned memory by DMA. All
-/// readbacks of a frame are queued before the first is mapped, so the GPU transfers them in one
-/// go instead of one synchronous round trip each.
-final class TransferBuffers {
-    private(set) var buffers: [GLuint]
-    /// Threads for the copies into and out of mapped buffers (`TransferOptions.copyThreads`).
-    let copyThreads: Int
-
-    init(count: Int, copyThreads: Int? = nil) {
-        self.copyThreads = ParallelCopy.workers(copyThreads)
-        buffers = [GLuint](repeating: 0, count: count)
-        glGenBuffers(GLsizei(count), &buffers)
-    }
-
-    deinit {
-        glDeleteBuffers(GLsizei(buffers.count), buffers)
-    }
-
-    /// Uploads planes packed four samples per texel (of one or two bytes), plane i into `textures[i]` through buffer i:
-    /// all buffers are mapped first so one parallel copy covers every row of every plane (one
-    /// thread dispatch per frame rather than one per plane).
-    func upload(textures: [Texture], planes: [(data: UnsafeRawPointer, stride: Int)]) {
-        var mapped: [UnsafeMutableRawPointer] = []
-        var rowOffsets: [Int] = [0]
-        for (i, texture) in textures.enumerated() {
-            let size = texture.width * texture.bytesPerTexel * texture.height
-            glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), buffers[i])
-            glBufferData(GLenum(GL_PIXEL_UNPACK_BUFFER), GLsizeiptr(size), nil, GLenum(GL_STREAM_DRAW))
-            guard let m = glMapBufferRange(GLenum(GL_PIXEL_UNPACK_BUFFER), 0, GLsizeiptr(size),
-                                           GLbitfield(GL_MAP_WRITE_BIT | GL_MAP_INVALIDATE_BUFFER_BIT)) else { break }
-            mapped.append(m)
-            rowOffsets.append(rowOffsets[rowOffsets.count - 1] + texture.height)
-        }
-        let count = mapped.count
-        let destinations = mapped
-        ParallelCopy.rows(rowOffsets[count], workers: copyThreads) { rows in
-            var p = 0
-            for row in rows {
-                while row >= rowOffsets[p + 1] { p += 1 }
-                let y = row - rowOffsets[p]
-                let rowBytes = textures[p].width * textures[p].bytesPerTexel
-                (destinations[p] + y * rowBytes).copyMemory(from: planes[p].data + y * planes[p].stride, byteCount: min(planes[p].stride, rowBytes))
-            }
-        }
-        for (i, texture) in textures.prefix(count).enumerated() {
-            glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), buffers[i])
-            glUnmapBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER))
-            glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
-            glBindTexture(GLenum(GL_TEXTURE_2D), texture.id)
-            glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(texture.width), GLsizei(texture.height),
-                            texture.clientFormat, texture.clientType, nil)
-        }
-        glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), 0)
-    }
-
-    /// Queues a read of attachment `attachment` of `target` into buffer `index`: RGBA8, or with
-    /// `tenBit` RGBA16UI (kept HDR's 10-bit codes, read as unsigned shorts).
-    func startRead(_ index: Int, target: RenderTarget, attachment: Int, tenBit: Bool = false) {
-        let (format, type, texelBytes) = tenBit ? (GL_RGBA_INTEGER, GL_UNSIGNED_SHORT, 8) : (GL_RGBA, GL_UNSIGNED_BYTE, 4)
-        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), target.fbo)
-        glReadBuffer(GLenum(Int(GL_COLOR_ATTACHMENT0) + attachment))
-        glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[index])
-        glBufferData(GLenum(GL_PIXEL_PACK_BUFFER), GLsizeiptr(target.width * target.height * texelBytes), nil, GLenum(GL_STREAM_READ))
-        glReadPixels(0, 0, GLsizei(target.width), GLsizei(target.height), GLenum(format), GLenum(type), nil)
-        glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
-    }
-
-    /// Waits for the buffers of `reads` (queued by `startRead`) and copies `rowBytes` of each of
-    /// `target`'s rows into the planes, in one parallel copy over all of them.
-    func finishReads(_ reads: [(index: Int, plane: UnsafeMutablePointer<UInt8>, stride: Int)], target: RenderTarget, rowBytes: Int) {
-        let texelRow = target.width * 4
-        var mapped: [UnsafeRawPointer] = []
-        for r in reads {
-            glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[r.index])
-            guard let m = glMapBufferRange(GLenum(GL_PIXEL_PACK_BUFFER), 0, GLsizeiptr(texelRow * target.height), GLbitfield(GL_MAP_READ_BIT)) else { break }
-            mapped.append(UnsafeRawPointer(m))
-        }
-        let sources = mapped
-        let height = target.height
-        ParallelCopy.rows(height * sources.count, workers: copyThreads) { rows in
-            for row in rows {
-                let p = row / height, y = row % height
-                (reads[p].plane + y * reads[p].stride).update(from: (sources[p] + y * texelRow).assumingMemoryBound(to: UInt8.self),
-                                                              count: min(rowBytes, texelRow))
-            }
-        }
-        for r in reads.prefix(sources.count) {
-            glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[r.index])
-            glUnmapBuffer(GLenum(GL_PIXEL_PACK_BUFFER))
-        }
-        glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
-    }
-}
-
-/// Copies into and out of mapped transfer buffers split across a few threads. One thread copies
-/// about 10 GB/s, which caps a 1080p frame (3 MB each way) near 1000 fps on a fast GPU; machines
-/// with many cores have the memory bandwidth for several. `TransferOptions.copyThreads` overrides.
-enum ParallelCopy {
-    /// `requested` (1...16) when given, else 4 on machines of 8 cores or more and 1 below.
-    static func workers(_ requested: Int?) -> Int {
-        if let v = requested, v >= 1 { return min(v, 16) }
-        let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        return cores >= 8 ? 4 : 1
-    }
-
-    static func rows(_ count: Int, workers n: Int, _ body: (Range<Int>) -> Void) {
-        if n == 1 || count < 64 { body(0..<count); return }
-        let chunk = (count + n - 1) / n
-        DispatchQueue.concurrentPerform(iterations: n) { i in
-            let range = (i * chunk)..<min(count, (i + 1) * chunk)
-            if !range.isEmpty { body(range) }
         }
     }
 }

@@ -65,13 +65,7 @@ extension TransferBuffers {
     /// parallel copy over all of them.
     func finishTenBitReads(_ reads: [(index: Int, rows: TenBitRows)], target: RenderTarget) {
         let texelRow = target.width * 4
-        var mapped: [UnsafePointer<UInt16>] = []
-        for r in reads {
-            glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[r.index])
-            guard let m = glMapBufferRange(GLenum(GL_PIXEL_PACK_BUFFER), 0, GLsizeiptr(texelRow * 2 * target.height), GLbitfield(GL_MAP_READ_BIT)) else { break }
-            mapped.append(UnsafePointer(m.assumingMemoryBound(to: UInt16.self)))
-        }
-        let sources = mapped
+        let sources = mapReads(reads.map(\.index), size: texelRow * 2 * target.height).map { $0.assumingMemoryBound(to: UInt16.self) }
         let height = target.height
         ParallelCopy.rows(height * sources.count, workers: copyThreads) { rows in
             for row in rows {
@@ -79,10 +73,6 @@ extension TransferBuffers {
                 reads[p].rows.write(row: y, from: sources[p] + y * texelRow)
             }
         }
-        for r in reads.prefix(sources.count) {
-            glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[r.index])
-            glUnmapBuffer(GLenum(GL_PIXEL_PACK_BUFFER))
-        }
-        glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
+        unmapReads(reads.prefix(sources.count).map(\.index))
     }
 }

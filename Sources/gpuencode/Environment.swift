@@ -11,11 +11,19 @@ enum Environment {
 
     /// For measuring (bench/h100.sh): GPUENCODE_TRANSFER=pbo|client forces pixel buffer objects or
     /// client memory (anything else: the renderer's choice), GPUENCODE_COPY_THREADS=N (1...16) the
-    /// threads that copy through mapped buffers.
+    /// threads that copy through mapped buffers, GPUENCODE_MAPPING=mapped|persistent how those
+    /// buffers are mapped, GPUENCODE_DEPTH=N (2...4) the frames in flight, GPUENCODE_COMPUTE=1|0 the
+    /// single-pass shader as compute or fragment (unset: compute on hardware GPUs).
     static var transfer: TransferOptions {
         TransferOptions(mode: value("GPUENCODE_TRANSFER").flatMap(TransferOptions.Mode.init(rawValue:)) ?? .auto,
-                        copyThreads: value("GPUENCODE_COPY_THREADS").flatMap { Int($0) }.flatMap { $0 >= 1 ? $0 : nil })
+                        copyThreads: value("GPUENCODE_COPY_THREADS").flatMap { Int($0) }.flatMap { $0 >= 1 ? $0 : nil },
+                        mapping: value("GPUENCODE_MAPPING").flatMap(TransferOptions.Mapping.init(rawValue:)) ?? .auto,
+                        depth: value("GPUENCODE_DEPTH").flatMap { Int($0) },
+                        computePass: value("GPUENCODE_COMPUTE").map { $0 != "0" })
     }
+
+    /// GPUENCODE_STAGES set: `--benchmark-filters` also prints each stage's GPU and CPU time.
+    static var stageTimes: Bool { value("GPUENCODE_STAGES") != nil }
 
     /// GPUENCODE_SYNC set: `--benchmark-filters` without overlapping a frame's readback with the next.
     static var synchronousBenchmark: Bool { value("GPUENCODE_SYNC") != nil }

@@ -179,8 +179,10 @@ struct TranscodeCommand: ParsableCommand {
                 let settings = try EncodeOverrides.resolve([EncodeLayer(try encode.overrides(threadsMayBeAuto: true), from: .commandLine),
                                                             EncodeLayer(loaded.encode, from: .preset(loaded.origin))])
                 let r = try FilterBenchmark.run(input: input!, preset: loaded, gpu: selection, path: path, frames: n,
-                                                transfer: Environment.transfer, synchronous: Environment.synchronousBenchmark, scale: settings.scale)
+                                                transfer: Environment.transfer, synchronous: Environment.synchronousBenchmark, scale: settings.scale,
+                                                stages: Environment.stageTimes)
                 print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
+                if let stages = r.stages { print("stages, one frame at a time: \(stages)") }
             } catch let error as GPUEncodeError {
                 fputs("gpuencode: error: \(error.description)\n", stderr)
                 throw ExitCode(error.exitCode)

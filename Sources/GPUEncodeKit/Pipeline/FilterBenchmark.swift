@@ -9,12 +9,15 @@ public enum FilterBenchmark {
         public var width: Int
         public var height: Int
         public var renderer: String
+        /// With `stages`: per-stage GPU and CPU time of frames rendered one at a time (`StageTimes.summary`).
+        public var stages: String?
         public var fps: Double { Double(frames) / seconds }
     }
 
     /// `scale`: `--width` and its kin, appended after the preset as the transcode appends them.
     public static func run(input path: String, preset: Preset, gpu: GPUSelection, path renderPath: RenderPath = .direct, frames: Int,
-                           transfer: TransferOptions = TransferOptions(), synchronous: Bool = false, scale: ScaleRequest = ScaleRequest()) throws -> Result {
+                           transfer: TransferOptions = TransferOptions(), synchronous: Bool = false, scale: ScaleRequest = ScaleRequest(),
+                           stages: Bool = false) throws -> Result {
         let input = try VideoSource(path: path, threads: 0)
         let dec = input.decoder.pointee
         let (working, color) = input.workingFormat
@@ -28,7 +31,8 @@ public enum FilterBenchmark {
 
         let gl = try GLContext(selection: gpu)
         let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: renderPath, light: preset.light,
-                                         pixelBuffers: transfer.usePixelBuffers(gl), copyThreads: transfer.copyThreads)
+                                         pixelBuffers: transfer.usePixelBuffers(gl),
+                                         computePass: transfer.useComputePass(gl), transfer: transfer)
         let output = Frame()
         let out = output.pointer
         out.pointee.width = Int32(geometry.outputWidth)
@@ -48,6 +52,14 @@ public enum FilterBenchmark {
         let start = monotonicSeconds()
         try run(frames)
         let seconds = monotonicSeconds() - start
-        return Result(frames: frames, seconds: seconds, width: geometry.outputWidth, height: geometry.outputHeight, renderer: gl.renderer)
+        var stageSummary: String?
+        if stages {
+            // After the timed run, so the queries' waits do not slow it.
+            let times = StageTimes()
+            for i in 0..<min(frames, 200) { try renderer.renderMeasured(source: pool[i % pool.count].planes, output: output.planes, times: times) }
+            stageSummary = times.summary
+        }
+        return Result(frames: frames, seconds: seconds, width: geometry.outputWidth, height: geometry.outputHeight, renderer: gl.renderer,
+                      stages: stageSummary)
     }
 }

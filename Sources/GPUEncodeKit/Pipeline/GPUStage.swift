@@ -78,7 +78,8 @@ final class GPUStage {
         options.log(.info, "GPU limits: \(limits)")
         let renderer = try FrameRenderer(geometry: settings.geometry, source: settings.sourceColor, filters: settings.filters,
                                          path: options.renderPath, light: options.preset.light, pixelBuffers: options.transfer.usePixelBuffers(gl),
-                                         copyThreads: options.transfer.copyThreads, limits: limits, toneMapping: settings.toneMapping,
+                                         computePass: options.transfer.useComputePass(gl),
+                                         transfer: options.transfer, limits: limits, toneMapping: settings.toneMapping,
                                          keepsSignal: settings.keepHDR)
         for line in renderer.passes { options.log(.info, line) }
         if let report = options.report {
