@@ -44,7 +44,7 @@
 # `bash .ffb/run ffmpeg|ffprobe` where the bundles are here and ffmpeg is not on PATH (the GPU machine;
 # BUNDLES=1 forces them, BUNDLES=0 never), else .build/release/gpuencode, ffmpeg, ffprobe.
 # Timing: /usr/bin/time, else the bundle's (`bash .ffb/run time`). OpenCL: OCL_ICD_FILENAMES
-# is pointed at NVIDIA's library when it is unset and /usr/local/nvidia/lib64/libnvidia-opencl.so.1 exists.
+# is pointed at NVIDIA's library alone where /usr/local/nvidia/lib64/libnvidia-opencl.so.1 exists (KEEP_OCL_ICD=1 keeps it).
 set -u
 
 usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; }
@@ -140,7 +140,9 @@ else TIMER=(); note "no /usr/bin/time and no .ffb bundle: wall time from date, n
 TO=()
 command -v timeout >/dev/null 2>&1 && TO=(timeout -k 5 "$SIDE_TIMEOUT")
 NV_OCL=/usr/local/nvidia/lib64/libnvidia-opencl.so.1
-if [ -z "${OCL_ICD_FILENAMES:-}" ] && [ -e "$NV_OCL" ]; then export OCL_ICD_FILENAMES=$NV_OCL; fi
+# The GPU machine's environment lists pocl first (libpocl.so.2:libnvidia-opencl.so.1), and ffmpeg's
+# `opencl=ocl` takes the first platform's first device, which pocl could not create there: NVIDIA's alone.
+if [ -e "$NV_OCL" ] && [ "${KEEP_OCL_ICD:-0}" != 1 ]; then export OCL_ICD_FILENAMES=$NV_OCL; fi
 
 # The sepia peers: GPUImage's sepia matrix (Sources/GPUEncodeFilters/ColorMatrixFilters.swift, rows are
 # output R, G, B), the same as bench/compare.sh's colorchannelmixer. Both shaders see non-linear R'G'B'

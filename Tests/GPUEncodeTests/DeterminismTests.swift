@@ -5,18 +5,28 @@ import XCTest
 /// encode on three threads, and one frame at a time on one thread (`--deterministic`); two GPU
 /// transfer paths, forced with GPUENCODE_TRANSFER: pixel buffer objects (the hardware default, each
 /// frame's readback finishing while the next one is drawn) and client memory with glReadPixels
-/// (llvmpipe's). All four must write the same file: byte for byte in MP4; packet for packet in
+/// (llvmpipe's). The pixel buffers themselves two ways: persistently mapped (the default) or mapped
+/// per transfer with two frames in flight, and the single pass and NV12 conversion as fragment
+/// shaders (llvmpipe's default) or as compute shaders writing into the read buffer (hardware GPUs'
+/// default, forced with GPUENCODE_COMPUTE). All must write the same file: byte for byte in MP4; packet for packet in
 /// Matroska, whose muxer writes a random segment UID. ffprobe/ffmpeg judge the rest: every input
 /// frame is there, and the audio is the input's, packet for packet.
 final class DeterminismTests: GPUEncodeTestCase {
     private struct Variant {
         var transfer: String
         var deterministic: Bool
-        var name: String { "\(transfer)-\(deterministic ? "deterministic" : "pipelined")" }
+        /// More of the environment the CLI reads (TransferOptions).
+        var more: [String: String] = [:]
+        var name: String {
+            "\(transfer)-\(deterministic ? "deterministic" : "pipelined")" + more.sorted { $0.key < $1.key }.map { "-\($0.value)" }.joined()
+        }
     }
 
     private static let variants = [Variant(transfer: "client", deterministic: false), Variant(transfer: "client", deterministic: true),
-                                   Variant(transfer: "pbo", deterministic: false), Variant(transfer: "pbo", deterministic: true)]
+                                   Variant(transfer: "pbo", deterministic: false), Variant(transfer: "pbo", deterministic: true),
+                                   Variant(transfer: "pbo", deterministic: false, more: ["GPUENCODE_COMPUTE": "1"]),
+                                   Variant(transfer: "pbo", deterministic: false,
+                                           more: ["GPUENCODE_COMPUTE": "1", "GPUENCODE_MAPPING": "mapped", "GPUENCODE_DEPTH": "2"])]
 
     /// Two seconds of testsrc2 with AAC audio and B-frames (so decode order is not display order).
     private func clipWithAudio() throws -> URL {
@@ -32,7 +42,7 @@ final class DeterminismTests: GPUEncodeTestCase {
             let output = scratch("\(URL(fileURLWithPath: preset).deletingPathExtension().lastPathComponent)-\(variant.name).\(ext)")
             var arguments = [input.path, output.path, "--preset", preset, "--x264-preset", "veryfast"] + extra
             if variant.deterministic { arguments.append("--deterministic") }
-            let result = try gpuencode(arguments, environment: ["GPUENCODE_TRANSFER": variant.transfer])
+            let result = try gpuencode(arguments, environment: variant.more.merging(["GPUENCODE_TRANSFER": variant.transfer]) { $1 })
             XCTAssertEqual(result.status, 0, "\(preset) \(variant.name): \(result.summary)", file: file, line: line)
             return (variant, output, result.stdout)
         }

@@ -197,24 +197,44 @@ final class GPUSelectionTests: GPUEncodeTestCase {
 }
 
 extension PipelineTests {
+    /// `--benchmark-filters` with GPUENCODE_STAGES prints where a frame's time goes, stage by stage,
+    /// on both transfer paths and with the compute pass: four stages, each with a CPU time in ms,
+    /// and GPU times where the context has timer queries (llvmpipe lists them).
+    func testBenchmarkPrintsStageTimes() throws {
+        let input = scratch("in.mp4")
+        try Oracle.makeClip(input, seconds: 0.3)
+        for (mode, compute) in [("client", "0"), ("pbo", "0"), ("pbo", "1")] {
+            let r = try gpuencode([input.path, "--benchmark-filters", "6", "--preset", "sepia"],
+                                  environment: ["GPUENCODE_STAGES": "1", "GPUENCODE_TRANSFER": mode, "GPUENCODE_COMPUTE": compute])
+            XCTAssertEqual(r.status, 0, r.summary)
+            let line = r.stdout.split(separator: "\n").first { $0.hasPrefix("stages, one frame at a time: ") }
+            XCTAssertNotNil(line, "\(mode) \(compute): \(r.stdout)")
+            let stages = (line ?? "").dropFirst("stages, one frame at a time: ".count).split(separator: ",").map { $0.split(separator: " ").first ?? "" }
+            XCTAssertEqual(stages, ["upload", "draw", "readback", "collect"], String(line ?? ""))
+            XCTAssertEqual((line ?? "").components(separatedBy: " cpu ").count, 5, String(line ?? ""))
+        }
+    }
+
     /// Pixel buffer objects (the hardware default) and client memory (llvmpipe's) must move the
-    /// same bytes: forcing each here gives identical frames.
+    /// same bytes: forcing each here gives identical frames. With pixel buffers, the single pass and
+    /// the NV12 conversion also run as compute shaders writing straight into the read buffer (the
+    /// hardware default, forced here with GPUENCODE_COMPUTE=1): the same bytes again.
     func testPixelBufferTransfersMatchClientMemory() throws {
         let input = try Paths.media("h264_aac_1080p_deer_1s.mp4")
         // sepia: the fused single pass; heavyblur: a chain of passes ending in the NV12 conversion.
         for preset in ["sepia", "heavyblur"] {
             var digests: [String] = []
-            for mode in ["pbo", "client"] {
-                let output = scratch("\(mode).mkv")
-                setenv("GPUENCODE_TRANSFER", mode, 1)
-                defer { unsetenv("GPUENCODE_TRANSFER") }
-                let result = try gpuencode([input.path, output.path, "--preset", preset, "--crf", "0", "--x264-preset", "ultrafast", "-y"])
+            for (mode, compute) in [("pbo", "0"), ("pbo", "1"), ("client", "0")] {
+                let output = scratch("\(mode)-\(compute).mkv")
+                let result = try gpuencode([input.path, output.path, "--preset", preset, "--crf", "0", "--x264-preset", "ultrafast", "-y"],
+                                           environment: ["GPUENCODE_TRANSFER": mode, "GPUENCODE_COMPUTE": compute])
                 XCTAssertEqual(result.status, 0, "\(preset) \(mode): \(result.stderr)")
                 digests.append(try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-i", output.path, "-map", "0:v", "-f", "framemd5", "-"])
                     .stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n"))
             }
             XCTAssertGreaterThan(digests[0].count, 100)
-            XCTAssertEqual(digests[0], digests[1], preset)
+            XCTAssertEqual(digests[0], digests[2], "\(preset): pixel buffers against client memory")
+            XCTAssertEqual(digests[1], digests[2], "\(preset): compute into pixel buffers against client memory")
         }
     }
 }
