@@ -427,7 +427,10 @@ extension FrameRenderer {
     uniform int nv12RowWords;
     uniform int nv12ChromaWord;
     uniform ivec2 blockCount;
+    #endif
+    // (One main, whichever the stage: `tenBitOutputs` wraps a writer's main.)
     void main() {
+    #ifdef COMPUTE
         ivec2 b = blockCoord();
         if (b.x >= blockCount.x || b.y >= blockCount.y) return;
         shadeBlock();
@@ -436,10 +439,10 @@ extension FrameRenderer {
         nv12Words[row] = packUnorm4x8(yEven);
         nv12Words[row + nv12RowWords] = packUnorm4x8(yOdd);
         nv12Words[nv12ChromaWord + b.y * nv12RowWords + b.x] = packUnorm4x8(cbcr);
-    }
     #else
-    void main() { shadeBlock(); }
+        shadeBlock();
     #endif
+    }
 
     """
 
