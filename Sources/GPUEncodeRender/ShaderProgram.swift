@@ -41,19 +41,7 @@ final class ShaderProgram {
         defer { glDeleteShader(vs) }
         let fs = try ShaderProgram.compile(GLenum(GL_FRAGMENT_SHADER), fragment, label: label)
         defer { glDeleteShader(fs) }
-        id = glCreateProgram()
-        glAttachShader(id, vs)
-        glAttachShader(id, fs)
-        glLinkProgram(id)
-        var ok: GLint = 0
-        glGetProgramiv(id, GLenum(GL_LINK_STATUS), &ok)
-        guard ok == GL_TRUE else {
-            let log = ShaderProgram.infoLog(id, program: true)
-            glDeleteProgram(id)
-            // The pass plan keeps within the GPU's counted limits, so this is a custom shader whose
-            // size could not be counted, or a driver counting differently: the preset does not fit.
-            throw GPUEncodeError(.preset, "the preset does not fit this GPU: linking the \(label) shader failed: \(log)")
-        }
+        id = try ShaderProgram.link([vs, fs], label: label)
     }
 
     /// A compute program (GLES 3.1). Compile failures are preset errors, as for `init(fragment:)`.
@@ -63,8 +51,15 @@ final class ShaderProgram {
             throw GPUEncodeError(.preset, e.description)
         }
         defer { glDeleteShader(cs) }
-        id = glCreateProgram()
-        glAttachShader(id, cs)
+        id = try ShaderProgram.link([cs], label: label)
+    }
+
+    /// A program of `shaders`, linked. The pass plan keeps within the GPU's counted limits, so a
+    /// link failure is a custom shader whose size could not be counted, or a driver counting
+    /// differently: the preset does not fit.
+    private static func link(_ shaders: [GLuint], label: String) throws -> GLuint {
+        let id = glCreateProgram()
+        for shader in shaders { glAttachShader(id, shader) }
         glLinkProgram(id)
         var ok: GLint = 0
         glGetProgramiv(id, GLenum(GL_LINK_STATUS), &ok)
@@ -73,6 +68,7 @@ final class ShaderProgram {
             glDeleteProgram(id)
             throw GPUEncodeError(.preset, "the preset does not fit this GPU: linking the \(label) shader failed: \(log)")
         }
+        return id
     }
 
     deinit { glDeleteProgram(id) }

@@ -238,3 +238,50 @@ extension PipelineTests {
         }
     }
 }
+
+/// The block pass as a compute shader (the hardware default with pixel buffers, forced here with
+/// GPUENCODE_COMPUTE=1) against client memory with fragment shaders (llvmpipe's default): every
+/// shader that writes NV12 blocks gives the same bytes. The fused single pass (sepia), with a
+/// lookup texture bound (1977), a chain's conversion from RGBA (`--render-path rgba`), from a
+/// picture reduced 4x (heavyblur) and from a scaled one (`--width`), after the deinterlacer, and a
+/// size that is not a multiple of the 4x2 blocks.
+final class ComputePassTests: GPUEncodeTestCase {
+    private func frames(_ file: URL) throws -> String {
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-i", file.path, "-map", "0:v", "-f", "framemd5", "-"])
+            .stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n")
+    }
+
+    func testEveryBlockShaderWritesTheSameBytesAsCompute() throws {
+        let clip = scratch("clip.mp4")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25", "-t", "0.4",
+                                         "-pix_fmt", "yuv420p", "-colorspace", "bt709", "-c:v", "libx264", "-crf", "10", clip.path])
+        let odd = scratch("odd.mp4")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=166x94:rate=25", "-t", "0.4",
+                                         "-pix_fmt", "yuv420p", "-c:v", "libx264", "-crf", "10", odd.path])
+        let interlaced = scratch("interlaced.mp4")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=50", "-frames:v", "16",
+                                         "-vf", "tinterlace=mode=interleave_top,setfield=tff", "-c:v", "libx264", "-qp", "0",
+                                         "-flags", "+ilme+ildct", "-x264-params", "tff=1", "-pix_fmt", "yuv420p", interlaced.path])
+        let cases: [(String, URL, [String])] = [
+            ("sepia", clip, ["--preset", "sepia"]),
+            ("1977", clip, ["--preset", "1977"]),
+            ("rgba path", clip, ["--preset", "sepia", "--render-path", "rgba"]),
+            ("heavyblur", clip, ["--preset", "heavyblur"]),
+            ("scaled", clip, ["--preset", "sepia", "--width", "240"]),
+            ("deinterlaced", interlaced, ["--preset", "sepia", "--deinterlace", "on"]),
+            ("odd size", odd, ["--preset", "sepia"]),
+        ]
+        for (name, input, arguments) in cases {
+            var digests: [String] = []
+            for (transfer, compute) in [("client", "0"), ("pbo", "1")] {
+                let output = scratch("\(name.replacingOccurrences(of: " ", with: "-"))-\(transfer).mkv")
+                let r = try gpuencode([input.path, output.path, "--crf", "0", "--x264-preset", "ultrafast", "-y"] + arguments,
+                                      environment: ["GPUENCODE_TRANSFER": transfer, "GPUENCODE_COMPUTE": compute])
+                XCTAssertEqual(r.status, 0, "\(name) \(transfer): \(r.summary)")
+                digests.append(try frames(output))
+            }
+            XCTAssertGreaterThan(digests[0].split(separator: "\n").count, 5, name)
+            XCTAssertEqual(digests[0], digests[1], "\(name): compute into pixel buffers against fragment shaders and client memory")
+        }
+    }
+}
