@@ -268,7 +268,7 @@ final class ComputePassTests: GPUEncodeTestCase {
             ("rgba path", clip, ["--preset", "sepia", "--render-path", "rgba"]),
             ("heavyblur", clip, ["--preset", "heavyblur"]),
             ("scaled", clip, ["--preset", "sepia", "--width", "240"]),
-            ("deinterlaced", interlaced, ["--preset", "sepia", "--deinterlace", "on"]),
+            ("deinterlaced", interlaced, ["--preset", "sepia", "--deinterlace", "frame"]),
             ("odd size", odd, ["--preset", "sepia"]),
         ]
         for (name, input, arguments) in cases {
