@@ -472,7 +472,8 @@ public final class FrameRenderer {
     private func runBlocks(_ target: RenderTarget) {
         if computeBlocks, let transfers {
             transfers.bindForShaderWrite(3 + 3 * nextReadSet, size: nv12Layout.size)
-            glDispatchCompute(GLuint((target.width + 31) / 32), GLuint((target.height + 3) / 4), 1)
+            let group = FrameRenderer.computeGroup
+            glDispatchCompute(GLuint((target.width + group.x - 1) / group.x), GLuint((target.height + group.y - 1) / group.y), 1)
         } else {
             target.bind()
             glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)

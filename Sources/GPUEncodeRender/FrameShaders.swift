@@ -446,11 +446,16 @@ extension FrameRenderer {
 
     """
 
-    /// `glsl` (a whole block-pass shader) as a GLES 3.1 compute shader (COMPUTE defined): 32x4
-    /// blocks per work group, so a group's stores cover 128 bytes of each of its rows.
+    /// Blocks per compute work group: 32x4, so a group's stores cover 128 bytes of each of its rows.
+    /// (`runBlocks` dispatches by the same numbers.)
+    static let computeGroup = (x: 32, y: 4)
+
+    /// `glsl` (a whole block-pass shader) as a GLES 3.1 compute shader (COMPUTE defined), one
+    /// invocation per block, `computeGroup` blocks per work group.
     static func asCompute(_ glsl: String) -> String {
         precondition(glsl.hasPrefix("#version 300 es\n"), "a shader starts with its version line")
-        return "#version 310 es\n#define COMPUTE\nlayout(local_size_x = 32, local_size_y = 4) in;\n" + glsl.dropFirst("#version 300 es\n".count)
+        return "#version 310 es\n#define COMPUTE\nlayout(local_size_x = \(computeGroup.x), local_size_y = \(computeGroup.y)) in;\n"
+            + glsl.dropFirst("#version 300 es\n".count)
     }
 
     /// `vec3 rgbaAt(ivec2 p)`: pixel `p` of the chain's picture as R'G'B' (linear light encoded
