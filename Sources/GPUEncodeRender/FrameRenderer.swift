@@ -67,7 +67,7 @@ public final class FrameRenderer {
     /// matrix only (no transfer or primaries change, no tone mapping), filtered in half float, and
     /// written back through the same matrix and range as 10-bit planes (`writesTenBit`).
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
-                light: FilterLight = .gamma, pixelBuffers: Bool = false, computePass: Bool = false, transfer: TransferOptions = TransferOptions(), limits: GPULimits? = nil,
+                light: FilterLight = .gamma, transfer: TransferOptions = TransferOptions(mode: .client), limits: GPULimits? = nil,
                 toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false) throws {
         geometry = g
         writesTenBit = keepsSignal
@@ -88,7 +88,8 @@ public final class FrameRenderer {
         if direct && !filters.isEmpty { passes = [FrameRenderer.fusedPassLine(filters)] }
         let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
         readSets = transfer.framesInFlight
-        transfers = writesNV12 && pixelBuffers
+        // `transfer` as `TransferOptions.resolved(for:)` gives it: pbo or client, compute decided.
+        transfers = writesNV12 && transfer.mode == .pbo
             ? TransferBuffers(count: 3 + 3 * readSets, copyThreads: transfer.copyThreads, mapping: transfer.mapping) : nil
         // Deep sources (more than 8 bits, two bytes a sample) go up as 16-bit integer textures,
         // which GLES 3.0 reads only with texelFetch: the shaders filter them by hand (`forDepth`).
@@ -169,7 +170,7 @@ public final class FrameRenderer {
         }
 
         // Compute needs GLES 3.1, pixel buffers to write into and the 8-bit NV12 writer.
-        let canCompute = computePass && transfers != nil && !tenBit && GLContext.currentVersion >= (3, 1)
+        let canCompute = transfer.computePass == true && transfers != nil && !tenBit && GLContext.currentVersion >= (3, 1)
         if canCompute {
             let rowBytes = 4 * ((w + 3) / 4)
             nv12Layout = (rowBytes, rowBytes * 2 * (h / 2), rowBytes * 3 * (h / 2))
@@ -390,10 +391,9 @@ public final class FrameRenderer {
         }
         if computeBlocks {
             let layout = nv12Layout
-            let lumaRows = 2 * target.height
-            let rows = (0..<lumaRows).map { (layout.rowBytes * $0, y.data + $0 * y.stride) }
-                + (0..<target.height).map { (layout.chromaOffset + layout.rowBytes * $0, output[1].data + $0 * output[1].stride) }
-            transfers.finishShaderRead(base, size: layout.size, rows: rows, rowBytes: geometry.outputWidth)
+            transfers.finishShaderRead(base, size: layout.size, sourceStride: layout.rowBytes, rowBytes: geometry.outputWidth,
+                                       planes: [(0, 2 * target.height, y.data, y.stride),
+                                                (layout.chromaOffset, target.height, output[1].data, output[1].stride)])
             try FrameRenderer.checkError("reading a frame back")
             return
         }
@@ -480,6 +480,15 @@ public final class FrameRenderer {
         }
     }
 
+    /// Reads the NV12 target into `output` (Y, CbCr) through client memory. Even and odd rows come
+    /// from two attachments: each fills every other row of the plane.
+    private func readNV12(_ target: RenderTarget, into output: [Plane]) {
+        let y = output[0]
+        target.readPacked(0, into: y.data, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
+        target.readPacked(1, into: y.data + y.stride, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
+        target.readPacked(2, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth, scratch: &scratch)
+    }
+
     /// `render` for an 8-bit NV12 output, stage by stage into `times` (`StageTimes`), one frame at a time.
     public func renderMeasured(source: [Plane], output: [Plane], times: StageTimes) throws {
         guard let target = nv12, !writesTenBit else { return try render(source: source, output: output) }
@@ -491,12 +500,7 @@ public final class FrameRenderer {
             times.begin(.collect); try collect(into: output); times.end(.collect)
         } else {
             // Client memory: glReadPixels waits for the copy, so the whole readback is one stage.
-            let y = output[0]
-            times.begin(.readback)
-            target.readPacked(0, into: y.data, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
-            target.readPacked(1, into: y.data + y.stride, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
-            target.readPacked(2, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth, scratch: &scratch)
-            times.end(.readback)
+            times.begin(.readback); readNV12(target, into: output); times.end(.readback)
             times.begin(.collect); times.end(.collect)
         }
         times.endFrame()
@@ -527,11 +531,7 @@ public final class FrameRenderer {
                 queueReadback()
                 try collect(into: output)
             } else {
-                // Even and odd rows come from two targets: each fills every other row of the plane.
-                let y = output[0]
-                target.readPacked(0, into: y.data, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
-                target.readPacked(1, into: y.data + y.stride, stride: 2 * y.stride, width: geometry.outputWidth, scratch: &scratch)
-                target.readPacked(2, into: output[1].data, stride: output[1].stride, width: geometry.outputWidth, scratch: &scratch)
+                readNV12(target, into: output)
             }
         } else if chain != nil {
             conversion[0].target.readPlane(0, into: output[0].data, stride: output[0].stride, scratch: &scratch)

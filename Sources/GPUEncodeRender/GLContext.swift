@@ -89,6 +89,13 @@ public final class GLContext {
         counted = true
     }
 
+    /// Whether the current context lists GL extension `name`.
+    static func hasExtension(_ name: String) -> Bool {
+        var n: GLint = 0
+        glGetIntegerv(GLenum(GL_NUM_EXTENSIONS), &n)
+        return (0..<GLuint(max(n, 0))).contains { i in glGetStringi(GLenum(GL_EXTENSIONS), i).map { String(cString: $0) == name } ?? false }
+    }
+
     /// The current context's GLES version, (major, minor).
     static var currentVersion: (Int, Int) {
         var version: (GLint, GLint) = (0, 0)
@@ -225,6 +232,15 @@ public struct TransferOptions: Sendable, Equatable {
     /// Whether the packed pass runs as compute on `gl` (with pixel buffers: it writes into one).
     public func useComputePass(_ gl: GLContext) -> Bool {
         usePixelBuffers(gl) && (computePass ?? !gl.isSoftware)
+    }
+
+    /// These options with `auto` decided for `gl`: `mode` pbo or client, `computePass` true or false,
+    /// as the renderer takes them.
+    public func resolved(for gl: GLContext) -> TransferOptions {
+        var r = self
+        r.mode = usePixelBuffers(gl) ? .pbo : .client
+        r.computePass = useComputePass(gl)
+        return r
     }
 
     /// Frames in flight on the pipelined path.

@@ -28,11 +28,7 @@ public final class StageTimes {
 
     /// On the current context.
     public init() {
-        var n: GLint = 0
-        glGetIntegerv(GLenum(GL_NUM_EXTENSIONS), &n)
-        measuresGPU = (0..<GLuint(max(n, 0))).contains { i in
-            glGetStringi(GLenum(GL_EXTENSIONS), i).map { String(cString: $0) == "GL_EXT_disjoint_timer_query" } ?? false
-        }
+        measuresGPU = GLContext.hasExtension("GL_EXT_disjoint_timer_query")
         if measuresGPU { glGenQueries(GLsizei(queries.count), &queries) }
     }
 

@@ -52,12 +52,7 @@ final class TransferBuffers {
     /// glBufferStorageEXT when the context lists GL_EXT_buffer_storage (NVIDIA's does; Mesa's
     /// llvmpipe does too), else nil and the buffers are mapped per transfer.
     private static func bufferStorageEntry() -> PFNGLBUFFERSTORAGEEXTPROC? {
-        var n: GLint = 0
-        glGetIntegerv(GLenum(GL_NUM_EXTENSIONS), &n)
-        let listed = (0..<GLuint(max(n, 0))).contains { i in
-            glGetStringi(GLenum(GL_EXTENSIONS), i).map { String(cString: $0) == "GL_EXT_buffer_storage" } ?? false
-        }
-        guard listed, let entry = eglGetProcAddress("glBufferStorageEXT") else { return nil }
+        guard GLContext.hasExtension("GL_EXT_buffer_storage"), let entry = eglGetProcAddress("glBufferStorageEXT") else { return nil }
         return unsafeBitCast(entry, to: PFNGLBUFFERSTORAGEEXTPROC.self)
     }
 
@@ -136,13 +131,18 @@ final class TransferBuffers {
         glBindBufferBase(GLenum(GL_SHADER_STORAGE_BUFFER), 0, 0)
     }
 
-    /// Waits for buffer `index` (written by a compute pass) and copies its rows out: `rows` of
-    /// `rowBytes` each, `sourceStride` apart in the buffer, to the destinations' rows.
-    func finishShaderRead(_ index: Int, size: Int, rows: [(source: Int, destination: UnsafeMutablePointer<UInt8>)], rowBytes: Int) {
+    /// Waits for buffer `index` (written by a compute pass) and copies its planes out: each plane's
+    /// `rows` rows start at byte `offset` of the buffer, `sourceStride` apart, and `rowBytes` of
+    /// each go to `plane`'s rows, `stride` apart. One parallel copy covers every plane.
+    func finishShaderRead(_ index: Int, size: Int, sourceStride: Int, rowBytes: Int,
+                          planes: [(offset: Int, rows: Int, plane: UnsafeMutablePointer<UInt8>, stride: Int)]) {
+        precondition(planes.count == 2, "NV12: Y and CbCr")
         guard let source = mapReads([index], size: size).first else { return }
-        ParallelCopy.rows(rows.count, workers: copyThreads) { range in
-            for r in range {
-                rows[r].destination.update(from: (source + rows[r].source).assumingMemoryBound(to: UInt8.self), count: rowBytes)
+        let first = planes[0].rows
+        ParallelCopy.rows(planes.reduce(0) { $0 + $1.rows }, workers: copyThreads) { range in
+            for row in range {
+                let (p, y) = row < first ? (planes[0], row) : (planes[1], row - first)
+                (p.plane + y * p.stride).update(from: (source + p.offset + y * sourceStride).assumingMemoryBound(to: UInt8.self), count: rowBytes)
             }
         }
         unmapReads([index])

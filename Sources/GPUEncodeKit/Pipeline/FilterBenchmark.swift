@@ -31,8 +31,7 @@ public enum FilterBenchmark {
 
         let gl = try GLContext(selection: gpu)
         let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: renderPath, light: preset.light,
-                                         pixelBuffers: transfer.usePixelBuffers(gl),
-                                         computePass: transfer.useComputePass(gl), transfer: transfer)
+                                         transfer: transfer.resolved(for: gl))
         let output = Frame()
         let out = output.pointer
         out.pointee.width = Int32(geometry.outputWidth)

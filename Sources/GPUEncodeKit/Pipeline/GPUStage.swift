@@ -76,18 +76,17 @@ final class GPUStage {
         options.log(.info, "GPU: \(gl.renderer) (\(gl.version); \(gl.platform); ready in \(Int((monotonicSeconds() - t0) * 1000)) ms)")
         let limits = GPULimits.current()
         options.log(.info, "GPU limits: \(limits)")
+        let transfer = options.transfer.resolved(for: gl)
         let renderer = try FrameRenderer(geometry: settings.geometry, source: settings.sourceColor, filters: settings.filters,
-                                         path: options.renderPath, light: options.preset.light, pixelBuffers: options.transfer.usePixelBuffers(gl),
-                                         computePass: options.transfer.useComputePass(gl),
-                                         transfer: options.transfer, limits: limits, toneMapping: settings.toneMapping,
+                                         path: options.renderPath, light: options.preset.light,
+                                         transfer: transfer, limits: limits, toneMapping: settings.toneMapping,
                                          keepsSignal: settings.keepHDR)
         for line in renderer.passes { options.log(.info, line) }
         if let report = options.report {
-            let pixelBuffers = options.transfer.usePixelBuffers(gl)
             let path = options.renderPath == .viaRGBA ? "rgba" : options.renderPath.rawValue
             report.gpu(.object([("renderer", .string(gl.renderer)), ("version", .string(gl.version)), ("platform", .string(gl.platform)),
                                 ("software", .bool(gl.isSoftware)), ("renderPath", .string(path)),
-                                ("transfer", .string(pixelBuffers ? "pbo" : "client")), ("passes", .strings(renderer.passes))]))
+                                ("transfer", .string(transfer.mode.rawValue)), ("passes", .strings(renderer.passes))]))
         }
         pipeline = RenderPipeline(renderer: renderer, overlapReadback: settings.overlapReadback)
         let g = settings.geometry
