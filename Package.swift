@@ -17,6 +17,11 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // `gpuencode studio`'s local web server.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         // Debian: libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev
@@ -69,11 +74,21 @@ let package = Package(
         ),
         // Many files in parallel: plans, manifests, state, reports.
         .target(name: "GPUEncodeBatch", dependencies: ["GPUEncodeKit", "CSystemShim"]),
+        // `gpuencode studio`: the preset studio's web server on 127.0.0.1 (Hummingbird), its one
+        // page (studio.html, embedded) and the GL thread that renders for it.
+        .target(
+            name: "GPUEncodeStudio",
+            dependencies: ["GPUEncodeCore", "GPUEncodeKit", .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+                           .product(name: "HTTPTypes", package: "swift-http-types")],
+            resources: [.embedInCode("studio.html")]
+        ),
         .executableTarget(
             name: "gpuencode",
             dependencies: [
                 "GPUEncodeKit",
                 "GPUEncodeBatch",
+                "GPUEncodeStudio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // lld: the static Foundation (pulled in by swift-argument-parser here, used directly by

@@ -22,7 +22,7 @@ struct GPUEncode: ParsableCommand {
         """,
         version: GPUEncodeVersion.string,
         subcommands: [TranscodeCommand.self, BatchCommand.self, ContactSheetCommand.self, FiltersCommand.self, LutCommand.self,
-                      PresetsCommand.self, PreviewCommand.self, ReportCommand.self, ValidateCommand.self],
+                      PresetsCommand.self, PreviewCommand.self, ReportCommand.self, StudioCommand.self, ValidateCommand.self],
         defaultSubcommand: TranscodeCommand.self
     )
 }

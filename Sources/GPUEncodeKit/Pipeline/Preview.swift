@@ -38,7 +38,7 @@ public enum Preview {
     /// `render(input:preset:)` takes. Use it on the thread that made it (GL contexts are per thread).
     public final class Session {
         /// The time of the frame shown (seconds from the start), nil for a still image.
-        public let time: Double?
+        public private(set) var time: Double?
         /// The GL_RENDERER in use.
         public let renderer: String
         /// The picture before any filter: upright (and even-sized for video).
@@ -46,11 +46,16 @@ public enum Preview {
         public let height: Int
         private let gl: GLContext
         private let still: RGBAImage?
-        private let planar: Frame?
+        private var planar: Frame?
         private let frameSize: (width: Int32, height: Int32)
         private let working: AVPixelFormat
         private let rotation: Rotation
         private let color: YUVColorSpace
+        /// The open movie (nil for a still), kept so `show(at:)` can move to other frames.
+        private let input: VideoSource?
+        /// The video's length in seconds and frame rate, when the container tells them.
+        public let duration: Double?
+        public let frameRate: Double?
         /// Frames rendered so far, so `frameIndex` keeps counting as in a transcode.
         private var renders = 0
 
@@ -75,6 +80,9 @@ public enum Preview {
                 rotation = .none
                 color = YUVColorSpace(matrix: .bt709, fullRange: false)
                 renderer = gl.renderer
+                input = nil
+                duration = nil
+                frameRate = nil
                 return
             }
             var input = try VideoSource(path: path, threads: 0)
@@ -107,9 +115,50 @@ public enum Preview {
             height = geometry.uprightHeight
             time = frame.time
             still = nil
+            self.input = input
+            duration = input.durationSeconds
+            let rate = input.videoStream.pointee.avg_frame_rate
+            frameRate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : nil
             gl = try GLContext(selection: gpu)
             renderer = gl.renderer
         }
+
+        /// Moves to the first frame at or after `seconds` (the last frame when `seconds` is past
+        /// it); returns its time. Stepping forward a little decodes on from the frame shown, so
+        /// frame-by-frame stepping and playback do not seek back to a keyframe each time. A still
+        /// image stays as it is (nil).
+        @discardableResult
+        public func show(at seconds: Double) throws -> Double? {
+            guard let input, let shown = time else { return nil }
+            guard Preview.timeRange.contains(seconds) else {
+                throw GPUEncodeError(.usage, "the time \(formatNumber(seconds)) s must be from 0 to \(formatNumber(Preview.timeRange.upperBound)) s")
+            }
+            let step = frameRate.map { 1 / $0 } ?? 0.04
+            // Asked for the frame shown (a re-render after a change): nothing to decode.
+            if abs(seconds - shown) < step / 2 { return shown }
+            let found: (frame: Frame, time: Double)?
+            if seconds > shown && seconds - shown < Session.decodeAheadSeconds {
+                found = try Preview.decodeFrame(input, at: seconds, seeking: false)
+            } else {
+                // Back to the start: a seek to 0 (decodeFrame seeks only for later times).
+                if seconds <= 0 { try input.seek(toSeconds: 0) }
+                found = try Preview.decodeFrame(input, at: seconds)
+            }
+            guard let frame = found else {
+                // Past the last frame: show the last one (seek back to it through its keyframe).
+                if let last = duration.map({ max(0, $0 - step) }), last < seconds { return try show(at: last) }
+                return shown
+            }
+            // A mid-stream change of size (rare; a transcode scales it) keeps the frame shown.
+            guard frame.frame.width == frameSize.width, frame.frame.height == frameSize.height else { return shown }
+            let g = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation)
+            planar = try input.convert(frame.frame, to: working, width: g.sourceWidth, height: g.sourceHeight)
+            time = frame.time
+            return frame.time
+        }
+
+        /// How far ahead `show(at:)` decodes on rather than seeking (seconds): about a GOP of phone video.
+        static let decodeAheadSeconds = 2.0
 
         /// The picture through `filters`, at the frame's time (keyframes evaluated there).
         /// `light`: the preset's (video frames only; a still picture is filtered in gamma light).
@@ -149,11 +198,12 @@ public enum Preview {
 
     /// The first frame shown at or after `seconds` from the start of the media (by the frame's own
     /// timestamp; one without is taken as the frame asked for).
-    static func decodeFrame(_ input: VideoSource, at seconds: Double) throws -> (frame: Frame, time: Double)? {
+    /// `seeking` false decodes on from where the source is (a later frame than the one last decoded).
+    static func decodeFrame(_ input: VideoSource, at seconds: Double, seeking: Bool = true) throws -> (frame: Frame, time: Double)? {
         let stream = input.videoStream
         let tb = input.timeBase
         let start = input.startSeconds
-        if seconds > 0 { try input.seek(toSeconds: seconds) }
+        if seeking && seconds > 0 { try input.seek(toSeconds: seconds) }
         // Half a frame of slack, so asking for a frame's own time (rounded) finds it.
         let slack = stream.pointee.avg_frame_rate.num > 0 ? 0.5 / av_q2d(stream.pointee.avg_frame_rate) : 0.001
         var decodedAny = false

@@ -1,0 +1,51 @@
+import GPUEncodeKit
+
+/// What the studio renders from: the input's frame at the time asked for and the preset texts the
+/// page sends. Lives on the `RenderThread` (it owns the GL context through `Preview.Session`).
+final class StudioSession {
+    let preview: Preview.Session
+    /// Where the edited preset's relative file names resolve and where it is saved: the preset
+    /// file's path, or `folder/NAME.json` for a built-in or no preset.
+    let origin: String
+    let allowed: AllowedPaths
+
+    init(input: String, at seconds: Double?, origin: String, allowed: AllowedPaths, gpu: GPUSelection) throws {
+        preview = try Preview.Session(input: input, at: seconds, gpu: gpu)
+        self.origin = origin
+        self.allowed = allowed
+    }
+
+    /// A preset text the page sent that is not a valid preset: the first error, where it is.
+    struct PresetProblem: Error {
+        let message: String
+        let line: Int?
+        let column: Int?
+    }
+
+    /// Parses `text` as the preset at `origin` (its files resolved beside it, within the allowed folders).
+    func preset(_ text: String) throws -> Preset {
+        let check = Preset.check(json: text, origin: origin, allowed: allowed)
+        if let first = check.errors.first {
+            let message = (first.path.isEmpty ? "" : first.path + ": ") + first.message
+            throw PresetProblem(message: message, line: first.line > 0 ? first.line : nil, column: first.line > 0 ? first.column : nil)
+        }
+        guard let preset = check.preset else { throw PresetProblem(message: "invalid preset", line: nil, column: nil) }
+        return preset
+    }
+
+    struct Pictures {
+        /// The original (or preset B) and the preset, of the same frame.
+        let a: RGBAImage
+        let b: RGBAImage
+        /// The frame's time, nil for a still image.
+        let time: Double?
+    }
+
+    /// The frame at `seconds` through no filters (or `compare`) and through `preset`.
+    func render(preset: Preset, compare: Preset?, at seconds: Double) throws -> Pictures {
+        let time = try preview.show(at: seconds)
+        let b = try preview.render(preset.filters, light: preset.light)
+        let a = try compare.map { try preview.render($0.filters, light: $0.light) } ?? preview.render([])
+        return Pictures(a: a, b: b, time: time)
+    }
+}
