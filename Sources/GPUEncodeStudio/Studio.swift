@@ -100,7 +100,7 @@ public enum Studio {
                     if let compare {
                         do { a = try s.preset(compare) } catch let p as StudioSession.PresetProblem { throw Located(problem: p, which: "compare") }
                     }
-                    return try s.render(preset: b, compare: a, at: time)
+                    return try s.render(preset: b, compare: a, compareText: compare, at: time)
                 }
                 return StudioResponse.pictures(pictures, milliseconds: Int(((monotonicSeconds() - started) * 1000).rounded()))
             } catch let e as Located {
@@ -133,8 +133,8 @@ public enum Studio {
             return StudioResponse.json(.object([("saved", .string(path))]))
         }
 
-        var logger = Logger(label: "gpuencode-studio")
-        logger.logLevel = .error
+        // Failures reach the user as the command's one error line; the server's own log stays quiet.
+        let logger = Logger(label: "gpuencode-studio") { _ in SwiftLogNoOpLogHandler() }
         let app = Application(
             router: router,
             configuration: .init(address: .hostname("127.0.0.1", port: options.port), serverName: nil),

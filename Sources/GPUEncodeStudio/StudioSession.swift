@@ -41,11 +41,19 @@ final class StudioSession {
         let time: Double?
     }
 
-    /// The frame at `seconds` through no filters (or `compare`) and through `preset`.
-    func render(preset: Preset, compare: Preset?, at seconds: Double) throws -> Pictures {
+    /// The last picture A, for the frame and compare text it shows: moving a slider changes only
+    /// the preset, so side A is rendered again only when the frame or preset B changes.
+    private var lastA: (time: Double?, compare: String?, image: RGBAImage)?
+
+    /// The frame at `seconds` through no filters (or `compare`, whose text is `compareText`) and through `preset`.
+    func render(preset: Preset, compare: Preset?, compareText: String?, at seconds: Double) throws -> Pictures {
         let time = try preview.show(at: seconds)
         let b = try preview.render(preset.filters, light: preset.light)
+        if let last = lastA, last.time == time, last.compare == compareText {
+            return Pictures(a: last.image, b: b, time: time)
+        }
         let a = try compare.map { try preview.render($0.filters, light: $0.light) } ?? preview.render([])
+        lastA = (time, compareText, a)
         return Pictures(a: a, b: b, time: time)
     }
 }

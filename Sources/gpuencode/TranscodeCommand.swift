@@ -68,6 +68,7 @@ struct TranscodeCommand: ParsableCommand {
         OTHER COMMANDS:
           gpuencode filters [NAME]        the filters, or one with its parameters
           gpuencode preview IN -o F.png   one filtered frame (--at, --compare, --watch)
+          gpuencode studio IN --preset P  edit a preset in the browser: split view, sliders
           gpuencode contact-sheet IN -o F every preset on one frame, labelled
           gpuencode lut identity F.png    a lookup image to grade in an editor
           gpuencode presets [show NAME]   presets and where they come from; one as JSON

@@ -7,8 +7,8 @@ final class CommandLineTests: GPUEncodeTestCase {
     /// Every command path of the tree, the root first.
     static let commands: [[String]] = [[], ["transcode"], ["batch"], ["contact-sheet"], ["filters"], ["lut"], ["presets"],
                                        ["presets", "list"], ["presets", "show"], ["presets", "upgrade"], ["presets", "schema"],
-                                       ["preview"], ["report"], ["report", "merge"], ["validate"]]
-    static let topLevel = ["transcode", "batch", "contact-sheet", "filters", "lut", "presets", "preview", "report", "validate"]
+                                       ["preview"], ["report"], ["report", "merge"], ["studio"], ["validate"]]
+    static let topLevel = ["transcode", "batch", "contact-sheet", "filters", "lut", "presets", "preview", "report", "studio", "validate"]
 
     private func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> ProcessResult {
         try gpuencode(arguments, environment: ProcessInfo.processInfo.environment.merging(extra) { $1 })
