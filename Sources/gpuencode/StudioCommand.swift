@@ -8,6 +8,7 @@ struct StudioCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "studio",
         abstract: "Edit a preset in the browser: a split view of the original and the look, live sliders, scrubbing, save.",
+        usage: "gpuencode studio <input> [--preset <name|file>] [--port <n>] [<options>]",
         discussion: """
         Starts a web server on 127.0.0.1 and prints the address to open; the page shows the frame at \
         the scrubber's time rendered by the same GPU pipeline as a transcode. Drag across the picture to \
