@@ -24,9 +24,9 @@ struct StudioCommand: ParsableCommand {
         the range's start and end.
 
         EXAMPLES:
-          gpuencode studio in.mp4 --preset ./look.json           (edit look.json; Save writes it)
-          gpuencode studio in.mp4 --preset sepia                 (start from a built-in; Save writes ./sepia.json)
-          gpuencode studio in.mp4 --preset ./new.json            (a new preset, created on the first Save)
+          gpuencode studio in.mp4 --preset ./look.json     (Save writes look.json)
+          gpuencode studio in.mp4 --preset sepia           (Save writes ./sepia.json)
+          gpuencode studio in.mp4 --preset ./new.json      (created on the first Save)
           gpuencode studio in.mp4 --preset ./look.json --compare-with mono --port 8080
         """
     )
@@ -49,12 +49,12 @@ struct StudioCommand: ParsableCommand {
     var at: Double?
 
     @Option(help: ArgumentHelp("The port to listen on, on 127.0.0.1 (default 0: a free one, printed).", valueName: "n"))
-    var port: Int = 0
+    var port: Int?
 
     @OptionGroup var gpuOptions: GPUOptions
 
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+        guard (0...65535).contains(port ?? 0) else { throw ValidationError("--port must be from 0 to 65535") }
         if let at, !Preview.timeRange.contains(at) { throw ValidationError("--at must be a time from 0 seconds") }
     }
 
@@ -65,7 +65,7 @@ struct StudioCommand: ParsableCommand {
             let edited = try text(of: preset, library: library, creating: true)
             let compared = try compareWith.map { try text(of: $0, library: library, creating: false) }
             let options = Studio.Options(input: input, presetText: edited.text, presetName: edited.name, presetPath: edited.path,
-                                         compareText: compared?.text, compareName: compared?.name, at: at, port: port,
+                                         compareText: compared?.text, compareName: compared?.name, at: at, port: port ?? 0,
                                          allowed: allowed, gpu: try gpuOptions.selection())
             try serve(options)
         } catch let error as GPUEncodeError {
