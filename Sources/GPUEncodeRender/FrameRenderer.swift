@@ -59,6 +59,11 @@ public final class FrameRenderer {
     var canPipeline: Bool { transfers != nil }
     /// Frames submitted and not yet collected.
     var pendingFrames: Int { pendingReads.count }
+    /// Whether the GPU has finished the oldest submitted frame, so collecting it would not wait.
+    var oldestIsDone: Bool {
+        guard let transfers, let set = pendingReads.first else { return false }
+        return (0..<3).allSatisfy { transfers.isDone(3 + 3 * set + $0) }
+    }
 
     /// `limits`: the current context's, unless a test plans for another GPU.
     /// `light`: the preset's; linear light linearises the source, filters in half float and
@@ -367,39 +372,63 @@ public final class FrameRenderer {
     }
 
     /// Starts a frame on the pipelined path: upload, draw and a queued readback, without waiting.
-    /// Collect it (in order) with `collect` once the next frame has been submitted.
-    /// `source` nil: the source planes are on the GPU already (`sourcePlanes`, rendered by the deinterlacer).
-    func submit(source: [Plane]?, time: Double = 0) throws {
-        precondition(canPipeline && pendingReads.count < readSets)
-        if let source { upload(source) } else { bindSourcePlanes() }
+    /// Frames are collected in order once later frames have been submitted: by `collect`, or by
+    /// giving a later `submit` the oldest frame's output (`collectingOldestInto`), which waits for
+    /// that frame first and runs its copy out and this frame's copy in as one parallel pass, then
+    /// this frame's GL calls. `source` nil: the source planes are on the GPU already
+    /// (`sourcePlanes`, rendered by the deinterlacer).
+    func submit(source: [Plane]?, time: Double = 0, collectingOldestInto oldest: [Plane]? = nil) throws {
+        guard let transfers else { preconditionFailure("submit needs pixel buffers (canPipeline)") }
+        var plan = CopyPlan()
+        let collected = oldest.flatMap { stageCollect(into: $0, plan: &plan) }
+        precondition(pendingReads.count < readSets)
+        let upload = source.map { transfers.stageUpload(textures: planes, planes: $0.map { (UnsafeRawPointer($0.data), $0.stride) }, into: &plan) }
+        plan.run(workers: transfers.copyThreads)
+        if let collected {
+            transfers.unmapReads(collected)
+            try FrameRenderer.checkError("reading a frame back")
+        }
+        if let upload { transfers.commitUpload(upload) } else { bindSourcePlanes() }
         draw(time: time)
         frameIndex += 1
         queueReadback()
+        // Sends this frame's commands now: the next call looks at the oldest frame's fence without
+        // waiting (a wait would send them), and a fence never sent never passes.
+        glFlush()
         try FrameRenderer.checkError("rendering a frame")
     }
 
     /// Waits for the oldest submitted frame and copies it into `output` (Y and CbCr).
     func collect(into output: [Plane]) throws {
-        guard let transfers, !pendingReads.isEmpty else { return }
+        guard let transfers else { return }
+        var plan = CopyPlan()
+        guard let collected = stageCollect(into: output, plan: &plan) else { return }
+        plan.run(workers: transfers.copyThreads)
+        transfers.unmapReads(collected)
+        try FrameRenderer.checkError("reading a frame back")
+    }
+
+    /// The first half of `collect`: waits for the oldest submitted frame and adds the copies of its
+    /// rows into `output` to `plan`. Returns the read buffers to hand back (`unmapReads`) once the
+    /// plan has run; nil when no frame is pending.
+    private func stageCollect(into output: [Plane], plan: inout CopyPlan) -> [Int]? {
+        guard let transfers, !pendingReads.isEmpty else { return nil }
         let base = 3 + 3 * pendingReads.removeFirst()
         let target = nv12!
         let y = output[0]
         if writesTenBit {
-            transfers.finishTenBitReads(tenBitReads(output).enumerated().map { (base + $0, $1) }, target: target)
-            try FrameRenderer.checkError("reading a frame back")
-            return
+            return transfers.stageTenBitReads(tenBitReads(output).enumerated().map { (base + $0, $1) }, target: target, into: &plan)
         }
         if computeBlocks {
             let layout = nv12Layout
-            transfers.finishShaderRead(base, size: layout.size, sourceStride: layout.rowBytes, rowBytes: geometry.outputWidth,
-                                       planes: [(0, 2 * target.height, y.data, y.stride),
-                                                (layout.chromaOffset, target.height, output[1].data, output[1].stride)])
-            try FrameRenderer.checkError("reading a frame back")
-            return
+            return transfers.stageShaderRead(base, size: layout.size, sourceStride: layout.rowBytes, rowBytes: geometry.outputWidth,
+                                             planes: [(0, 2 * target.height, y.data, y.stride),
+                                                      (layout.chromaOffset, target.height, output[1].data, output[1].stride)],
+                                             into: &plan)
         }
-        transfers.finishReads([(base, y.data, 2 * y.stride), (base + 1, y.data + y.stride, 2 * y.stride),
-                               (base + 2, output[1].data, output[1].stride)], target: target, rowBytes: geometry.outputWidth)
-        try FrameRenderer.checkError("reading a frame back")
+        return transfers.stageReads([(base, y.data, 2 * y.stride), (base + 1, y.data + y.stride, 2 * y.stride),
+                                     (base + 2, output[1].data, output[1].stride)], target: target, rowBytes: geometry.outputWidth,
+                                    into: &plan)
     }
 
     private func queueReadback() {

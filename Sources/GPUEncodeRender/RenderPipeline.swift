@@ -38,11 +38,22 @@ public final class RenderPipeline<Buffer: PlaneBuffer> {
             try renderer.render(source: source, output: buffer.planes, time: time)
             return [finished(buffer, time: time)]
         }
-        try renderer.submit(source: source, time: time)
+        // With the queue full and its oldest frame finished on the GPU, that frame is collected by
+        // the same call that submits this one: one parallel copy takes its pixels out and this
+        // frame's planes in. While the GPU is still on it, this frame goes to the GPU first (so the
+        // GPU has it queued while the CPU waits) and the oldest is collected after. (H100, 16 copy
+        // threads: 1080p sepia 4507 fps against 4280 with the two copies apart; combining even when
+        // the GPU is behind lost 6-7% where the GPU is the bound, heavyblur and 2160p.)
+        let combine = renderer.pendingFrames + 1 >= renderer.readSets && renderer.oldestIsDone
+        let oldest = combine ? inFlight.removeFirst() : nil
+        try renderer.submit(source: source, time: time, collectingOldestInto: oldest?.buffer.planes)
         // The measurements are read back while the frame is drawn (only its pixels wait for
         // `collect`), so they are taken now and travel with the frame.
         inFlight.append(finished(buffer, time: time))
-        return renderer.pendingFrames >= renderer.readSets ? [try collectOldest()] : []
+        var done = oldest.map { [$0] } ?? []
+        // Not collected above: collected now, after this frame went to the GPU.
+        if renderer.pendingFrames >= renderer.readSets { done.append(try collectOldest()) }
+        return done
     }
 
     /// The frames still in flight, finished, oldest first: after the last frame.

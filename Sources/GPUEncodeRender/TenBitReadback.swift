@@ -61,18 +61,14 @@ extension RenderTarget {
 }
 
 extension TransferBuffers {
-    /// Waits for the buffers of `reads` (queued by `startRead(tenBit: true)`) and writes their rows, in one
-    /// parallel copy over all of them.
-    func finishTenBitReads(_ reads: [(index: Int, rows: TenBitRows)], target: RenderTarget) {
+    /// Waits for the buffers of `reads` (queued by `startRead(tenBit: true)`) and adds the writes of
+    /// their rows to `plan`. Returns the buffers to hand back (`unmapReads`) once the plan has run.
+    func stageTenBitReads(_ reads: [(index: Int, rows: TenBitRows)], target: RenderTarget, into plan: inout CopyPlan) -> [Int] {
         let texelRow = target.width * 4
         let sources = mapReads(reads.map(\.index), size: texelRow * 2 * target.height).map { $0.assumingMemoryBound(to: UInt16.self) }
-        let height = target.height
-        ParallelCopy.rows(height * sources.count, workers: copyThreads) { rows in
-            for row in rows {
-                let p = row / height, y = row % height
-                reads[p].rows.write(row: y, from: sources[p] + y * texelRow)
-            }
+        for (read, source) in zip(reads, sources) {
+            plan.add(rows: target.height) { y in read.rows.write(row: y, from: source + y * texelRow) }
         }
-        unmapReads(reads.prefix(sources.count).map(\.index))
+        return reads.prefix(sources.count).map(\.index)
     }
 }

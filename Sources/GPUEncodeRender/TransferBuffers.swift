@@ -60,34 +60,44 @@ final class TransferBuffers {
     /// all buffers are mapped first so one parallel copy covers every row of every plane (one
     /// thread dispatch per frame rather than one per plane).
     func upload(textures: [Texture], planes: [(data: UnsafeRawPointer, stride: Int)]) {
+        var plan = CopyPlan()
+        let staged = stageUpload(textures: textures, planes: planes, into: &plan)
+        plan.run(workers: copyThreads)
+        commitUpload(staged)
+    }
+
+    /// An upload whose rows are copied by a `CopyPlan`; `commitUpload` issues its GL calls once that has run.
+    struct StagedUpload {
+        fileprivate let base: Int
+        fileprivate let textures: [Texture]
+    }
+
+    /// The first half of `upload`: maps the buffers (waiting for the GPU's last copy out of them)
+    /// and adds the planes' rows to `plan`.
+    func stageUpload(textures: [Texture], planes: [(data: UnsafeRawPointer, stride: Int)], into plan: inout CopyPlan) -> StagedUpload {
         let base = persistent ? uploadBank * count : 0
         uploadBank ^= 1
-        var mapped: [UnsafeMutableRawPointer] = []
-        var rowOffsets: [Int] = [0]
+        var mapped: [Texture] = []
         for (i, texture) in textures.enumerated() {
-            guard let m = writable(base + i, size: texture.width * texture.bytesPerTexel * texture.height) else { break }
-            mapped.append(m)
-            rowOffsets.append(rowOffsets[rowOffsets.count - 1] + texture.height)
+            let rowBytes = texture.width * texture.bytesPerTexel
+            guard let m = writable(base + i, size: rowBytes * texture.height) else { break }
+            plan.add(rows: texture.height, rowBytes: min(planes[i].stride, rowBytes),
+                     from: planes[i].data, stride: planes[i].stride, to: m, stride: rowBytes)
+            mapped.append(texture)
         }
-        let count = mapped.count
-        let destinations = mapped
-        ParallelCopy.rows(rowOffsets[count], workers: copyThreads) { rows in
-            var p = 0
-            for row in rows {
-                while row >= rowOffsets[p + 1] { p += 1 }
-                let y = row - rowOffsets[p]
-                let rowBytes = textures[p].width * textures[p].bytesPerTexel
-                (destinations[p] + y * rowBytes).copyMemory(from: planes[p].data + y * planes[p].stride, byteCount: min(planes[p].stride, rowBytes))
-            }
-        }
-        for (i, texture) in textures.prefix(count).enumerated() {
-            glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), buffers[base + i])
+        return StagedUpload(base: base, textures: mapped)
+    }
+
+    /// The second half of `upload`, after the plan ran: the textures are copied from the buffers.
+    func commitUpload(_ staged: StagedUpload) {
+        for (i, texture) in staged.textures.enumerated() {
+            glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), buffers[staged.base + i])
             if !persistent { glUnmapBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER)) }
             glActiveTexture(GLenum(Int(GL_TEXTURE0) + i))
             glBindTexture(GLenum(GL_TEXTURE_2D), texture.id)
             glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(texture.width), GLsizei(texture.height),
                             texture.clientFormat, texture.clientType, nil)
-            if persistent { fence(base + i) }
+            if persistent { fence(staged.base + i) }
         }
         glBindBuffer(GLenum(GL_PIXEL_UNPACK_BUFFER), 0)
     }
@@ -131,37 +141,31 @@ final class TransferBuffers {
         glBindBufferBase(GLenum(GL_SHADER_STORAGE_BUFFER), 0, 0)
     }
 
-    /// Waits for buffer `index` (written by a compute pass) and copies its planes out: each plane's
-    /// `rows` rows start at byte `offset` of the buffer, `sourceStride` apart, and `rowBytes` of
-    /// each go to `plane`'s rows, `stride` apart. One parallel copy covers every plane.
-    func finishShaderRead(_ index: Int, size: Int, sourceStride: Int, rowBytes: Int,
-                          planes: [(offset: Int, rows: Int, plane: UnsafeMutablePointer<UInt8>, stride: Int)]) {
-        precondition(planes.count == 2, "NV12: Y and CbCr")
-        guard let source = mapReads([index], size: size).first else { return }
-        let first = planes[0].rows
-        ParallelCopy.rows(planes.reduce(0) { $0 + $1.rows }, workers: copyThreads) { range in
-            for row in range {
-                let (p, y) = row < first ? (planes[0], row) : (planes[1], row - first)
-                (p.plane + y * p.stride).update(from: (source + p.offset + y * sourceStride).assumingMemoryBound(to: UInt8.self), count: rowBytes)
-            }
+    /// Waits for buffer `index` (written by a compute pass) and adds copies of its planes to `plan`:
+    /// each plane's `rows` rows start at byte `offset` of the buffer, `sourceStride` apart, and
+    /// `rowBytes` of each go to `plane`'s rows, `stride` apart. Returns the buffers to hand back
+    /// (`unmapReads`) once the plan has run.
+    func stageShaderRead(_ index: Int, size: Int, sourceStride: Int, rowBytes: Int,
+                         planes: [(offset: Int, rows: Int, plane: UnsafeMutablePointer<UInt8>, stride: Int)],
+                         into plan: inout CopyPlan) -> [Int] {
+        guard let source = mapReads([index], size: size).first else { return [] }
+        for p in planes {
+            plan.add(rows: p.rows, rowBytes: rowBytes, from: source + p.offset, stride: sourceStride, to: p.plane, stride: p.stride)
         }
-        unmapReads([index])
+        return [index]
     }
 
-    /// Waits for the buffers of `reads` (queued by `startRead`) and copies `rowBytes` of each of
-    /// `target`'s rows into the planes, in one parallel copy over all of them.
-    func finishReads(_ reads: [(index: Int, plane: UnsafeMutablePointer<UInt8>, stride: Int)], target: RenderTarget, rowBytes: Int) {
+    /// Waits for the buffers of `reads` (queued by `startRead`) and adds copies of `rowBytes` of
+    /// each of `target`'s rows into the planes to `plan`. Returns the buffers to hand back
+    /// (`unmapReads`) once the plan has run.
+    func stageReads(_ reads: [(index: Int, plane: UnsafeMutablePointer<UInt8>, stride: Int)], target: RenderTarget, rowBytes: Int,
+                    into plan: inout CopyPlan) -> [Int] {
         let texelRow = target.width * 4
         let sources = mapReads(reads.map(\.index), size: texelRow * target.height)
-        let height = target.height
-        ParallelCopy.rows(height * sources.count, workers: copyThreads) { rows in
-            for row in rows {
-                let p = row / height, y = row % height
-                (reads[p].plane + y * reads[p].stride).update(from: (sources[p] + y * texelRow).assumingMemoryBound(to: UInt8.self),
-                                                              count: min(rowBytes, texelRow))
-            }
+        for (read, source) in zip(reads, sources) {
+            plan.add(rows: target.height, rowBytes: min(rowBytes, texelRow), from: source, stride: texelRow, to: read.plane, stride: read.stride)
         }
-        unmapReads(reads.prefix(sources.count).map(\.index))
+        return reads.prefix(sources.count).map(\.index)
     }
 
     /// Waits until the GPU has written buffers `indices` (`startRead`) and returns their bytes, in
@@ -180,6 +184,15 @@ final class TransferBuffers {
             }
         }
         return mapped
+    }
+
+    /// Whether the GPU is done with buffer `i` (its last fence passed), without waiting. Buffers
+    /// mapped per transfer have no fences: true.
+    func isDone(_ i: Int) -> Bool {
+        guard let f = fences[i] else { return true }
+        var status: GLint = 0
+        glGetSynciv(f, GLenum(GL_SYNC_STATUS), 1, nil, &status)
+        return status == GL_SIGNALED
     }
 
     /// Hands buffers `indices` back after `mapReads` (persistent ones stay mapped).
@@ -239,25 +252,52 @@ final class TransferBuffers {
     }
 }
 
-/// Copies into and out of mapped transfer buffers split across a few threads. One thread copies
+/// Row copies into and out of mapped transfer buffers, gathered from several transfers and run as
+/// one parallel pass: a frame's copy out of the read buffer and the next frame's copy into the upload
+/// buffers cost one thread dispatch, not two. Each worker takes its share of every job's rows, so
+/// the work is even however the jobs' rows differ in size.
+struct CopyPlan {
+    /// `rows` rows; `copy(y)` copies row y.
+    private var jobs: [(rows: Int, copy: (Int) -> Void)] = []
+
+    /// Adds `rows` rows whose row y `copy(y)` copies.
+    mutating func add(rows: Int, _ copy: @escaping (Int) -> Void) {
+        if rows > 0 { jobs.append((rows, copy)) }
+    }
+
+    /// Adds `rows` rows of `rowBytes` bytes each, from `source` (rows `sourceStride` apart) to
+    /// `destination` (rows `destinationStride` apart).
+    mutating func add(rows: Int, rowBytes: Int, from source: UnsafeRawPointer, stride sourceStride: Int,
+                      to destination: UnsafeMutableRawPointer, stride destinationStride: Int) {
+        add(rows: rows) { y in
+            (destination + y * destinationStride).copyMemory(from: source + y * sourceStride, byteCount: rowBytes)
+        }
+    }
+
+    /// Runs every job's copies on `workers` threads (on this one when there are only a few rows).
+    func run(workers: Int) {
+        let jobs = self.jobs
+        let n = jobs.reduce(0) { $0 + $1.rows } < 64 ? 1 : workers
+        func share(_ i: Int) {
+            for job in jobs {
+                for y in (job.rows * i / n)..<(job.rows * (i + 1) / n) { job.copy(y) }
+            }
+        }
+        if n == 1 { share(0) } else { DispatchQueue.concurrentPerform(iterations: n, execute: share) }
+    }
+}
+
+/// How many threads copy into and out of mapped transfer buffers (`CopyPlan`). One thread copies
 /// about 10 GB/s, which caps a 1080p frame (3 MB each way) near 1000 fps on a fast GPU; machines
 /// with many cores have the memory bandwidth for several. `TransferOptions.copyThreads` overrides.
 /// (On the 16-core H100 machine, 8 threads rather than 4 took the 1080p filter stage from about
-/// 1840 to 2180 fps; the copies, not the GPU, bound one process there.)
+/// 1840 to 2180 fps, and 16 rather than 8 from 3358 to 3855 (2160p 1404 to 1835); the copies, not
+/// the GPU, bound one process there. Whole transcodes took the same time with 8 or 16.)
 enum ParallelCopy {
-    /// `requested` (1...16) when given, else 8 on machines of 16 cores or more, 4 on 8 or more, 1 below.
+    /// `requested` (1...16) when given, else 16 on machines of 16 cores or more, 4 on 8 or more, 1 below.
     static func workers(_ requested: Int?) -> Int {
         if let v = requested, v >= 1 { return min(v, 16) }
         let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        return cores >= 16 ? 8 : cores >= 8 ? 4 : 1
-    }
-
-    static func rows(_ count: Int, workers n: Int, _ body: (Range<Int>) -> Void) {
-        if n == 1 || count < 64 { body(0..<count); return }
-        let chunk = (count + n - 1) / n
-        DispatchQueue.concurrentPerform(iterations: n) { i in
-            let range = (i * chunk)..<min(count, (i + 1) * chunk)
-            if !range.isEmpty { body(range) }
-        }
+        return cores >= 16 ? 16 : cores >= 8 ? 4 : 1
     }
 }
