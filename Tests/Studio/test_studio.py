@@ -991,6 +991,94 @@ def test_n_cropped_b(s):
     s.screenshot("n-cropped-b.png")
 
 
+def test_o_folders(s):
+    """Files: the page's file lists come from the preset's folder and the --allow-path folders; a
+    preset reads and the studio saves only there (a second server with --allow-path shared)."""
+    shared = os.path.join(s.tmp, "shared")
+    outside = os.path.join(s.tmp, "outside")
+    os.makedirs(shared, exist_ok=True)
+    os.makedirs(outside, exist_ok=True)
+    # Lookup images made by the CLI itself (512x512 identity grades), one in each folder.
+    for path in (os.path.join(s.dir, "paper.png"), os.path.join(shared, "grade.png"), os.path.join(outside, "secret.png")):
+        run([s.bin, "lut", "identity", path, "-y"])
+    escape = os.path.join(s.dir, "escape")          # a folder inside the preset's that leads outside
+    os.symlink(outside, escape)
+    main = s.server
+    s.server = s.start_server("--allow-path", os.path.relpath(shared, s.tmp), log="server-folders.log")
+    try:
+        files = s.state()["files"]
+        check("paper.png" in files, f"state.files should name paper.png of the preset's folder: {files}")
+        check(os.path.join(os.path.realpath(shared), "grade.png") in files, f"state.files should name the --allow-path folder's grade.png: {files}")
+        check(not any("secret" in f for f in files), f"state.files names a file outside the allowed folders: {files}")
+
+        # The page offers them for a file parameter.
+        s.open_page()
+        Select(s.find("#add-filter")).select_by_value("lookup")
+        before = s.renders()
+        s.find("#add").click()
+        select = card_control(s, 2, 'select[data-param="image"]')
+        offered = [o.get_attribute("value") for o in select.find_elements(By.TAG_NAME, "option")]
+        check("paper.png" in offered, f"the lookup card's image list should offer paper.png: {offered}")
+        s.wait_picture(before, "the picture after adding a lookup")
+        check(s.find("#json-error").text == "", f"adding lookup with paper.png gave {s.find('#json-error').text!r}")
+
+        def render(image):
+            preset = {"version": 2, "name": "l", "filters": [{"filter": "lookup", "image": image}]}
+            return s.request("POST", "/api/render", json.dumps({"preset": json.dumps(preset), "time": 0.5}))
+
+        status, _, body = render("paper.png")
+        check(status == 200, f"a lookup image in the preset's folder: expected 200, got {status} {body[:200]!r}")
+        status, _, body = render(os.path.join(shared, "grade.png"))
+        check(status == 200, f"a lookup image in the --allow-path folder: expected 200, got {status} {body[:200]!r}")
+        for image in (os.path.join(outside, "secret.png"), "../outside/secret.png", "escape/secret.png"):
+            status, _, body = render(image)
+            check(status == 422 and b"outside the preset's folder" in body,
+                  f"a lookup image at {image}: expected 422 naming the preset's folder, got {status} {body[:300]!r}")
+
+        # Saves: into the --allow-path folder yes; through a folder link that leads out, no.
+        saved = os.path.join(shared, "shared-look.json")
+        status, _, body = s.request("POST", "/api/save", json.dumps({"preset": s.look_text, "name": saved}))
+        check(status == 200 and os.path.exists(saved) and open(saved).read() == s.look_text,
+              f"save into the --allow-path folder: {status} {body[:200]!r}")
+        status, _, body = s.request("POST", "/api/save", json.dumps({"preset": s.look_text, "name": "escape/x.json"}))
+        check(status == 403 and not os.path.exists(os.path.join(outside, "x.json")),
+              f"save through a folder link leading out: expected 403 and no file, got {status} {body[:200]!r}")
+        status, _, body = s.request("POST", "/api/save", json.dumps({"preset": s.look_text, "name": "look.txt"}))
+        check(status == 403, f"save as look.txt (not .json): expected 403, got {status} {body[:200]!r}")
+        leftovers = [n for d in (s.dir, shared) for n in os.listdir(d) if n.startswith(".gpuencode-")]
+        check(not leftovers, f"temporary files left behind by saves: {leftovers}")
+        s.screenshot("o-folders.png")
+    finally:
+        folders, s.server = s.server, main
+        status = folders.stop()
+        os.unlink(escape)
+    check(status == 0, f"after SIGINT the --allow-path server's exit status is {status!r}, expected 0{folders.tail()}")
+
+
+def test_p_loopback_only(s):
+    """The server listens on 127.0.0.1 only: the machine's other addresses refuse the connection."""
+    import socket
+    addresses = []
+    try:
+        out = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True).stdout
+        addresses = [m for m in re.findall(r"inet (\d+\.\d+\.\d+\.\d+)/", out) if not m.startswith("127.")]
+    except OSError:
+        pass
+    if not addresses:
+        # No other address (a bare network namespace): make one, so the check still means something.
+        addresses = ["127.0.0.2"]   # on Linux all of 127/8 is local, but the server bound 127.0.0.1 alone
+    for address in addresses:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as c:
+            c.settimeout(5)
+            refused = False
+            try:
+                c.connect((address, s.port))
+            except (ConnectionRefusedError, socket.timeout, OSError):
+                refused = True
+            check(refused, f"{address}:{s.port} accepted a connection; the studio must listen on 127.0.0.1 only")
+    print(f"  refused on {', '.join(addresses)}")
+
+
 def test_k_stop(s):
     """SIGINT ends the server with exit status 0."""
     status = s.server.stop()
@@ -999,7 +1087,7 @@ def test_k_stop(s):
 
 TESTS = [test_a_page_loads, test_b_divider_drag, test_c_slider_and_save, test_d_json_errors, test_e_keyboard,
          test_f_add_reorder_remove, test_g_security, test_h_latency, test_i_controls_and_keyframes, test_j_playback,
-         test_l_compare_with, test_m_coalescing, test_n_cropped_b, test_k_stop]
+         test_l_compare_with, test_m_coalescing, test_n_cropped_b, test_o_folders, test_p_loopback_only, test_k_stop]
 
 
 def main():
