@@ -296,20 +296,10 @@ final class ReadSafetyTests: GPUEncodeTestCase {
 
     func testURLInputIsNotFetched() throws {
         // A listening socket: the test checks nothing connected to it.
-        let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        XCTAssertGreaterThanOrEqual(server, 0)
+        let listener = try XCTUnwrap(LocalListener())
+        let server = listener.fd
         defer { close(server) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(server, $0, length) == 0 && getsockname(server, $0, &length) == 0 }
-        }
-        XCTAssertTrue(bound)
-        XCTAssertEqual(listen(server, 4), 0)
-        let port = UInt16(bigEndian: address.sin_port)
+        let port = listener.port
         let url = "http://127.0.0.1:\(port)/x.mp4"
         let result = try gpuencode([url, scratch("out.mp4").path], timeout: guardTimeout)
         assertCleanFailure(result, exitCodes: [ExitCode.noInput], mentioning: [url])

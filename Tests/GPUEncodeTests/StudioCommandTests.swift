@@ -24,18 +24,9 @@ final class StudioCommandTests: GPUEncodeTestCase {
         try assertFails([clip.path, "--preset", scratch("no-such-folder").path + "/look.json"], ExitCode.usage, mentioning: "no such folder")
         try assertFails([clip.path, "--allow-path", scratch("nowhere").path], ExitCode.usage, mentioning: "--allow-path")
         // A port already taken: the bind fails with one line (the other server keeps it).
-        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(holder) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, $0, &length) == 0 }
-        }
-        XCTAssertTrue(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let holder = try XCTUnwrap(LocalListener(backlog: 1))
+        defer { close(holder.fd) }
+        let port = Int(holder.port)
         try assertFails([clip.path, "--port", "\(port)"], ExitCode.usage, mentioning: "cannot serve on 127.0.0.1:\(port)")
     }
 }
