@@ -20,6 +20,10 @@ public struct BatchRunOptions: Sendable {
     /// Video decoding of every job (`--hwaccel`).
     public var hwaccel: HardwareAcceleration = .none
     public var renderPath: RenderPath = .direct
+    /// One GL context on one thread rendering for every job (`GLThread`), rather than a context per
+    /// worker: nil decides by the GPU (shared on hardware GPUs, where it measured faster; a context
+    /// per worker on llvmpipe, which renders on the CPU cores the jobs share anyway).
+    public var sharedContext: Bool?
     public var resume = ResumePolicy()
     public var failFast = false
     /// Warnings and notes of the jobs, one line each (prefixed with the input by the runner).
@@ -70,6 +74,21 @@ public final class BatchRunner: @unchecked Sendable {
         results = Locked(Array(repeating: nil, count: jobs.count))
     }
 
+    /// The context every job renders on, when shared (`BatchRunOptions.sharedContext`).
+    private var shared: GLThread?
+
+    /// Made once for the batch; nil where it is not to be shared or cannot be made (then each job
+    /// makes its own and reports the failure as its own error, as a single run does).
+    private func sharedGL() -> GLThread? {
+        // Whether a job renders at all depends on its input too (HDR, interlacing, scaling), so the
+        // context is made whenever one is to be shared; a batch of `--preset none` holds it unused.
+        guard options.sharedContext != false else { return nil }
+        guard let thread = try? GLThread(selection: options.gpu) else { return nil }
+        if options.sharedContext == nil && thread.isSoftware { return nil }
+        options.log(.info, "GPU: \(thread.renderer) (\(thread.version); \(thread.platform)), one context for every job")
+        return thread
+    }
+
     private var stopping: Bool { stop.withLock { $0 } || gpuencode_interrupt_signal() != 0 }
 
     /// Throws only when not even one worker thread can be started; with fewer threads than
@@ -77,6 +96,7 @@ public final class BatchRunner: @unchecked Sendable {
     public func run() throws -> BatchOutcome {
         let started = monotonicSeconds()
         let workers = max(1, min(options.jobs, jobs.count))
+        shared = workers > 1 ? sharedGL() : nil
         var threads: [WorkerThread] = []
         for w in 1...workers {
             do {
@@ -159,6 +179,7 @@ public final class BatchRunner: @unchecked Sendable {
             let threads = options.threads()
             var o = TranscodeOptions(input: job.input, output: job.output, preset: job.preset)
             o.reuseGPUContext = true
+            o.sharedGL = shared
             o.overwrite = overwrite
             o.encoder = job.encoderSettings(threads: threads)
             o.decoderThreads = threads

@@ -49,10 +49,12 @@ public enum Studio {
         let folder = options.presetPath.map { splitPath(absolutePath($0)).dir } ?? absolutePath(".")
         let home = realPath(folder) ?? folder
         let origin = options.presetPath.map(absolutePath) ?? "\(home)/\(options.presetName).json"
-        let thread = try RenderThread {
+        // The session (its GL context and decoded frame) lives on one thread; requests hand it work.
+        let thread = try SerialThread(name: "gpuencode-studio-gl")
+        let s = try thread.sync {
             try StudioSession(input: options.input, at: options.at, origin: origin, allowed: options.allowed, gpu: options.gpu)
         }
-        let facts = try await thread.run(StudioSession.self) { s in
+        let facts = try await thread.run {
             (s.preview.width, s.preview.height, s.preview.time, s.preview.duration, s.preview.frameRate, s.preview.renderer)
         }
         let token = randomToken()
@@ -93,7 +95,7 @@ public enum Studio {
             }
             let started = monotonicSeconds()
             do {
-                let pictures = try await thread.run(StudioSession.self) { s -> StudioSession.Pictures in
+                let pictures = try await thread.run { () -> StudioSession.Pictures in
                     let b: Preset
                     do { b = try s.preset(text) } catch let p as StudioSession.PresetProblem { throw Located(problem: p, which: "preset") }
                     var a: Preset?

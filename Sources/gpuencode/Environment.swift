@@ -22,6 +22,10 @@ enum Environment {
                         computePass: value("GPUENCODE_COMPUTE").map { $0 != "0" })
     }
 
+    /// For measuring (bench/batch.sh): GPUENCODE_SHARED_GL=1|0 makes a batch's jobs share one GL
+    /// context or each make their own (unset: shared on hardware GPUs).
+    static var sharedBatchContext: Bool? { value("GPUENCODE_SHARED_GL").map { $0 != "0" } }
+
     /// GPUENCODE_STAGES set: `--benchmark-filters` also prints each stage's GPU and CPU time.
     static var stageTimes: Bool { value("GPUENCODE_STAGES") != nil }
 

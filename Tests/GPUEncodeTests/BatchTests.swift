@@ -625,3 +625,48 @@ final class BatchProgressTests: BatchTestCase {
         XCTAssertEqual(r.stderrLines.filter { !$0.hasPrefix("progress ") }.map { $0.hasPrefix("gpuencode: batch: 2 ok") }, [true], r.stderr)
     }
 }
+
+/// Batch jobs rendering on one shared GL context (`GLThread`; the default on hardware GPUs) write
+/// exactly what jobs with a context each write: different presets (a fused pass, a chain of passes
+/// with a reduced blur, a lookup table, a plain matrix) and sizes interleaved on one context, into
+/// MP4 and Matroska, through both transfer paths. Forced on here (llvmpipe) with GPUENCODE_SHARED_GL.
+final class BatchSharedContextTests: BatchTestCase {
+    func testSharedContextWritesWhatContextsOfTheirOwnWrite() throws {
+        let input = try clips(["a.mp4", "b.mp4", "c.mp4", "d.mp4"], in: "in", seconds: 1)
+        try Oracle.makeClip(input.appendingPathComponent("e.mp4"), seconds: 1, size: "320x240")
+        let jobs: [(String, String, String)] = [("a.mp4", "a.mp4", "sepia"), ("b.mp4", "b.mkv", "heavyblur"), ("c.mp4", "c.mp4", "1977"),
+                                                 ("d.mp4", "d.mkv", "grayscale"), ("e.mp4", "e.mkv", "sepia")]
+        /// The manifest of one run, its outputs in `out`.
+        func manifest(_ out: URL) throws -> URL {
+            let rows = jobs.map { #"{"input": "\#(input.appendingPathComponent($0.0).path)", "output": "\#(out.appendingPathComponent($0.1).path)", "preset": "\#($0.2)"}"# }
+            let file = scratch(out.lastPathComponent + ".json")
+            try #"{"jobs": [\#(rows.joined(separator: ", "))]}"#.write(to: file, atomically: true, encoding: .utf8)
+            return file
+        }
+
+        func packets(_ file: URL) throws -> String {
+            try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-i", file.path, "-map", "0:v", "-c", "copy", "-f", "framemd5", "-"])
+                .stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n")
+        }
+        for transfer in ["client", "pbo"] {
+            var written: [String: [String: String]] = [:]
+            for shared in ["1", "0"] {
+                let out = scratch("out-\(transfer)-\(shared)")
+                let result = try batch(["--manifest", try manifest(out).path, "--jobs", "3", "-v"] + fast,
+                                       environment: ["GPUENCODE_SHARED_GL": shared, "GPUENCODE_TRANSFER": transfer])
+                XCTAssertEqual(result.status, 0, "\(transfer), shared \(shared): \(result.summary)")
+                XCTAssertEqual(result.stderr.contains("one context for every job"), shared == "1",
+                               "\(transfer), shared \(shared): whether the batch says it shares one context: \(result.stderr.suffix(2000))")
+                for (source, output, _) in jobs {
+                    let file = out.appendingPathComponent(output)
+                    XCTAssertEqual(try Oracle.frameTimes(file).count, try Oracle.frameTimes(input.appendingPathComponent(source)).count,
+                                   "\(transfer), shared \(shared): \(output) has every frame")
+                    written[output, default: [:]][shared] = try packets(file)
+                }
+            }
+            for (output, runs) in written.sorted(by: { $0.key < $1.key }) {
+                XCTAssertEqual(runs["1"], runs["0"], "\(transfer): \(output) from the shared context differs from its own context's")
+            }
+        }
+    }
+}

@@ -67,13 +67,29 @@ final class GPUStage {
         self.options = options
     }
 
-    /// Makes the context and the renderer, on the thread that will render.
+    /// Makes the context and the renderer, on the thread that will render (or, with
+    /// `options.sharedGL`, the renderer on the shared context's thread).
     func open() throws {
+        if let shared = options.sharedGL {
+            try shared.sync { gl in try makeRenderer(gl) }
+            return
+        }
         let t0 = monotonicSeconds()
         let gl = options.reuseGPUContext ? try GLContextPool.take(options.gpu) : try GLContext(selection: options.gpu)
         context = gl
-        rendererName = gl.renderer
         options.log(.info, "GPU: \(gl.renderer) (\(gl.version); \(gl.platform); ready in \(Int((monotonicSeconds() - t0) * 1000)) ms)")
+        try makeRenderer(gl)
+    }
+
+    /// Runs `body` where the stage's GL work runs: on the shared context's thread, or here.
+    private func onGL<T>(_ body: () throws -> T) throws -> T {
+        guard let shared = options.sharedGL else { return try body() }
+        return try shared.sync { _ in try body() }
+    }
+
+    private func makeRenderer(_ gl: GLContext) throws {
+        rendererName = gl.renderer
+        if options.sharedGL != nil { options.log(.info, "GPU: \(gl.renderer) (\(gl.version); \(gl.platform); shared by the batch's jobs)") }
         let limits = GPULimits.current()
         options.log(.info, "GPU limits: \(limits)")
         let transfer = options.transfer.resolved(for: gl)
@@ -96,6 +112,10 @@ final class GPUStage {
     /// Renders `frame`; returns the frames finished meanwhile (this one, or with pixel buffer
     /// objects the one before it).
     func process(_ frame: Frame) throws -> [Frame] {
+        try onGL { try filtered(frame) }
+    }
+
+    private func filtered(_ frame: Frame) throws -> [Frame] {
         if let plan = settings.deinterlace {
             if deinterlacer == nil && (!plan.waitForFlag || frame.interlaced) {
                 deinterlacer = try Deinterlacer(renderer: pipeline!.renderer)
@@ -121,6 +141,10 @@ final class GPUStage {
 
     /// After the last frame: the frames still in flight.
     func flush() throws -> [Frame] {
+        try onGL { try finish() }
+    }
+
+    private func finish() throws -> [Frame] {
         var last: [RenderPipeline<Frame>.Finished] = []
         if let plan = settings.deinterlace, let deinterlacer, deinterlacer.finish() { last = try show(waiting.removeFirst(), plan) }
         return report(last + (try pipeline?.flush() ?? []))
@@ -153,8 +177,11 @@ final class GPUStage {
     /// Lets go of the GL objects, then of the context (back to the process's pool for batch jobs,
     /// which keeps memory flat over thousands of them): on the thread that rendered.
     func close() {
-        deinterlacer = nil
-        pipeline = nil
+        // The GL objects go on the thread of their context.
+        try? onGL {
+            deinterlacer = nil
+            pipeline = nil
+        }
         if options.reuseGPUContext, let context { GLContextPool.give(context) }
         context = nil
     }

@@ -20,6 +20,9 @@ public struct TranscodeOptions: Sendable {
     /// Take the GL context from a process-wide pool and give it back afterwards, instead of making
     /// and destroying one (batch runs: memory stays flat over thousands of jobs).
     public var reuseGPUContext = false
+    /// Render on this context (its thread), shared with other transcodes, instead of on a context of
+    /// the run's own (batch runs on hardware GPUs; `GLThread` says why).
+    public var sharedGL: GLThread?
     /// Receives warnings and (when verbose) notes, one line each.
     public var log: @Sendable (LogLevel, String) -> Void = { _, _ in }
     /// Receives each frame's measurements (`averageColor` filters), in frame order: the frame's
