@@ -12,7 +12,7 @@ public protocol BatchObserver: AnyObject, Sendable {
 }
 
 public struct BatchRunOptions: Sendable {
-    /// Jobs at once, each on its own thread with its own GL context.
+    /// Jobs at once, each on its own thread (rendering on the shared context or one of its own: `sharedContext`).
     public var jobs = BatchRunOptions.defaultJobs()
     /// x264 (and decoder) threads per job; 0 means cores / jobs.
     public var threadsPerJob = 0

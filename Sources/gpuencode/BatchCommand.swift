@@ -39,7 +39,9 @@ struct BatchCommand: ParsableCommand {
         A sharded run's default state file is .gpuencode-state.INDEX-of-COUNT.json.
 
         PARALLELISM: --jobs N transcodes at once (default \(BatchRunOptions.defaultJobs()) on this machine's \(onlineCores()) cores: one per \
-        4 cores, at least 2), each with its own GL context and cores/N encoder threads (--threads).
+        4 cores, at least 2), each with cores/N encoder threads (--threads). On a hardware GPU every job \
+        renders on one GL context, on a thread of its own (NVIDIA's driver serialises contexts); on \
+        llvmpipe each job has its own.
 
         PROGRESS (--progress): on a terminal a line per running job and a total bar whose share and ETA \
         weigh each job by its length; otherwise JSON lines on stderr (events start, progress once a second \
