@@ -37,7 +37,8 @@ CLIPS=${1:-}
 if [ -z "$CLIPS" ]; then CLIPS=$(mktemp -d); make_clips "$CLIPS"; fi
 n=$(ls "$CLIPS"/*.mp4 | wc -l)
 cores=$(nproc)
-# BatchRunOptions.defaultJobs: one job per 4 cores, at least 2 (1 on one core).
+# BatchRunOptions.defaultJobs: one job per 4 cores, at least 2 (1 on one core); one per 2 cores where the jobs
+# share a hardware GPU's context (the H100 machine): the "default" line names the llvmpipe figure.
 default=$(( cores <= 1 ? 1 : (cores / 4 > 2 ? cores / 4 : 2) ))
 list="1 2 $default"
 [ "$cores" -ge 8 ] && list="$list 4 8"

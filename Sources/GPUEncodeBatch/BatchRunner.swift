@@ -12,8 +12,9 @@ public protocol BatchObserver: AnyObject, Sendable {
 }
 
 public struct BatchRunOptions: Sendable {
-    /// Jobs at once, each on its own thread (rendering on the shared context or one of its own: `sharedContext`).
-    public var jobs = BatchRunOptions.defaultJobs()
+    /// Jobs at once, each on its own thread (rendering on the shared context or one of its own:
+    /// `sharedContext`); nil: `defaultJobs` for this machine and its GPU.
+    public var jobs: Int?
     /// x264 (and decoder) threads per job; 0 means cores / jobs.
     public var threadsPerJob = 0
     public var gpu: GPUSelection = .auto
@@ -32,13 +33,16 @@ public struct BatchRunOptions: Sendable {
     public init() {}
 
     /// What keeps this machine busy without oversubscribing it: x264 threads × jobs ≈ cores, with
-    /// enough jobs that one job's start-up and tail (GL context, probing, the encoder's flush) overlap
-    /// the others' steady state: one job per 4 cores, at least 2 where there are 2 cores.
-    public static func defaultJobs(cores: Int = onlineCores()) -> Int {
-        cores <= 1 ? 1 : max(2, cores / 4)
+    /// enough jobs that one job's start-up and tail (probing, the encoder's flush) overlap the others'
+    /// steady state: one job per 4 cores, at least 2 where there are 2 cores. On a hardware GPU, whose
+    /// one context every job shares, one job per 2 cores (H100, 16 cores: 8 jobs 342 files/min, 16
+    /// jobs 351, 4 jobs 304; docs/PERFORMANCE.md, "Batch with one shared GL context").
+    public static func defaultJobs(cores: Int = onlineCores(), sharedHardwareContext: Bool = false) -> Int {
+        cores <= 1 ? 1 : max(2, cores / (sharedHardwareContext ? 2 : 4))
     }
 
-    public func threads(cores: Int = onlineCores()) -> Int {
+    /// Encoder (and decoder) threads of each of `jobs` jobs at once.
+    public func threads(jobs: Int, cores: Int = onlineCores()) -> Int {
         threadsPerJob > 0 ? threadsPerJob : max(1, cores / max(1, jobs))
     }
 }
@@ -76,6 +80,8 @@ public final class BatchRunner: @unchecked Sendable {
 
     /// The context every job renders on, when shared (`BatchRunOptions.sharedContext`).
     private var shared: GLThread?
+    /// `--jobs`, or the default for the machine and its GPU.
+    private var jobsAtOnce = 1
 
     /// Made once for the batch; nil where it is not to be shared or cannot be made (then each job
     /// makes its own and reports the failure as its own error, as a single run does).
@@ -95,8 +101,9 @@ public final class BatchRunner: @unchecked Sendable {
     /// --jobs asked for, the batch runs on those it has (a warning says so).
     public func run() throws -> BatchOutcome {
         let started = monotonicSeconds()
-        let workers = max(1, min(options.jobs, jobs.count))
-        shared = workers > 1 ? sharedGL() : nil
+        shared = jobs.count > 1 && (options.jobs ?? 2) > 1 ? sharedGL() : nil
+        jobsAtOnce = options.jobs ?? BatchRunOptions.defaultJobs(sharedHardwareContext: shared.map { !$0.isSoftware } ?? false)
+        let workers = max(1, min(jobsAtOnce, jobs.count))
         var threads: [WorkerThread] = []
         for w in 1...workers {
             do {
@@ -176,7 +183,7 @@ public final class BatchRunner: @unchecked Sendable {
         result.inputFacts = MediaFacts.probe(job.input)
         do {
             try makeDirectories(splitPath(job.output).dir)
-            let threads = options.threads()
+            let threads = options.threads(jobs: jobsAtOnce)
             var o = TranscodeOptions(input: job.input, output: job.output, preset: job.preset)
             o.reuseGPUContext = true
             o.sharedGL = shared

@@ -38,10 +38,11 @@ struct BatchCommand: ParsableCommand {
         error (64), never "run every job". `gpuencode report merge` joins the shards' reports. \
         A sharded run's default state file is .gpuencode-state.INDEX-of-COUNT.json.
 
-        PARALLELISM: --jobs N transcodes at once (default \(BatchRunOptions.defaultJobs()) on this machine's \(onlineCores()) cores: one per \
-        4 cores, at least 2), each with cores/N encoder threads (--threads). On a hardware GPU every job \
-        renders on one GL context, on a thread of its own (NVIDIA's driver serialises contexts); on \
-        llvmpipe each job has its own.
+        PARALLELISM: --jobs N transcodes at once, each with cores/N encoder threads (--threads). On a \
+        hardware GPU every job renders on one GL context, on a thread of its own (NVIDIA's driver \
+        serialises contexts), and the default is one job per 2 cores (\(BatchRunOptions.defaultJobs(sharedHardwareContext: true)) on \
+        this machine's \(onlineCores())); on llvmpipe each job has its own context and the default is one \
+        job per 4 cores, at least 2 (\(BatchRunOptions.defaultJobs()) here).
 
         PROGRESS (--progress): on a terminal a line per running job and a total bar whose share and ETA \
         weigh each job by its length; otherwise JSON lines on stderr (events start, progress once a second \
@@ -97,7 +98,7 @@ struct BatchCommand: ParsableCommand {
 
     @OptionGroup(title: "Encoding (manifest column > flag > preset's \"encode\" > default)") var encode: EncodeOptions
 
-    @Option(name: [.long, .customShort("j")], help: ArgumentHelp("Jobs at once (default: cores / 4, at least 2).", valueName: "n"))
+    @Option(name: [.long, .customShort("j")], help: ArgumentHelp("Jobs at once (default: cores / 2 on a hardware GPU, cores / 4 on llvmpipe, at least 2).", valueName: "n"))
     var jobs: Int?
 
     @OptionGroup var gpuOptions: GPUOptions
@@ -204,7 +205,7 @@ struct BatchCommand: ParsableCommand {
         let batchState = try BatchState(path: statePath)
 
         var options = BatchRunOptions()
-        if let n = self.jobs { options.jobs = n }
+        options.jobs = self.jobs
         options.threadsPerJob = overrides.threads ?? 0
         options.hwaccel = try resolveHWAccel(overrides.hwaccel)
         let selection = try gpuOptions.selection()
