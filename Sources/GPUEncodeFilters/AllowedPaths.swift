@@ -52,7 +52,7 @@ public struct AllowedPaths: Sendable, Equatable {
         throw FilterError("\(name) is outside the preset's folder \(home)\(extra)\(resolved); to allow it, pass --allow-path DIR")
     }
 
-    static func isInside(_ path: String, _ root: String) -> Bool {
+    package static func isInside(_ path: String, _ root: String) -> Bool {
         root == "/" || path == root || path.hasPrefix(root + "/")
     }
 }

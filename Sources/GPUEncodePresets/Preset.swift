@@ -164,10 +164,11 @@ public struct PresetDiagnostic: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// `path: message`, without the position (for callers that show line and column apart).
+    public var unlocated: String { (path.isEmpty ? "" : path + ": ") + message }
+
     /// `L:C: path: message`, the part after the file name.
-    public var located: String {
-        (line > 0 ? "\(line):\(column): " : "") + (path.isEmpty ? "" : path + ": ") + message
-    }
+    public var located: String { (line > 0 ? "\(line):\(column): " : "") + unlocated }
 
     /// `file: L:C: path: message`.
     public var description: String { "\(file): \(located)" }

@@ -23,7 +23,7 @@ struct PresetSaver {
         }
         guard let realDir = realPath(dir), isDirectory(realDir) else { throw Refusal(message: "\(name): no such folder \(dir)") }
         let roots = [home] + allowed.directories
-        guard roots.contains(where: { realDir == $0 || realDir.hasPrefix($0 == "/" ? "/" : $0 + "/") }) else {
+        guard roots.contains(where: { AllowedPaths.isInside(realDir, $0) }) else {
             let extra = allowed.directories.isEmpty ? "" : " or the --allow-path folders"
             throw Refusal(message: "\(name) is outside the preset's folder \(home)\(extra); to allow it, pass --allow-path DIR")
         }

@@ -128,7 +128,7 @@ public enum Studio {
             // Checked as the file it becomes, so its relative names resolve where it will live.
             let check = Preset.check(json: text, origin: path, allowed: options.allowed)
             if let first = check.errors.first {
-                return StudioResponse.error(.unprocessableContent, (first.path.isEmpty ? "" : first.path + ": ") + first.message,
+                return StudioResponse.error(.unprocessableContent, first.unlocated,
                                             line: first.line > 0 ? first.line : nil, column: first.line > 0 ? first.column : nil, which: "preset")
             }
             do { try saver.write(text, to: path) } catch let e as GPUEncodeError { return StudioResponse.error(.internalServerError, e.description) }
@@ -160,7 +160,7 @@ public enum Studio {
         guard let first = check.errors.first else { return StudioResponse.json(.object([("ok", .bool(true))])) }
         return StudioResponse.json(.object([
             ("ok", .bool(false)),
-            ("error", .string((first.path.isEmpty ? "" : first.path + ": ") + first.message)),
+            ("error", .string(first.unlocated)),
             ("line", first.line > 0 ? .number(first.line) : .null),
             ("column", first.line > 0 ? .number(first.column) : .null),
         ]))

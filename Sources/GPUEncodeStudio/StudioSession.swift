@@ -26,8 +26,7 @@ final class StudioSession {
     func preset(_ text: String) throws -> Preset {
         let check = Preset.check(json: text, origin: origin, allowed: allowed)
         if let first = check.errors.first {
-            let message = (first.path.isEmpty ? "" : first.path + ": ") + first.message
-            throw PresetProblem(message: message, line: first.line > 0 ? first.line : nil, column: first.line > 0 ? first.column : nil)
+            throw PresetProblem(message: first.unlocated, line: first.line > 0 ? first.line : nil, column: first.line > 0 ? first.column : nil)
         }
         guard let preset = check.preset else { throw PresetProblem(message: "invalid preset", line: nil, column: nil) }
         return preset

@@ -99,7 +99,7 @@ struct StudioCommand: ParsableCommand {
     /// A preset's text to edit: the file's (a template when `creating` and it does not exist yet),
     /// or a built-in's source; user presets by name are files.
     private func text(of spec: String, library: PresetLibrary, creating: Bool) throws -> (text: String, name: String, path: String?) {
-        let origin = try Preset.isPath(spec) ? spec : library.resolve(spec)
+        let origin = try library.resolve(spec)
         if origin.hasPrefix("builtin:") {
             let name = String(origin.dropFirst("builtin:".count))
             return (Preset.builtinSource(name) ?? "", name, nil)

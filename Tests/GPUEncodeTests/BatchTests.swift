@@ -631,17 +631,6 @@ final class BatchProgressTests: BatchTestCase {
 /// with a reduced blur, a lookup table, a plain matrix) and sizes interleaved on one context, into
 /// MP4 and Matroska, through both transfer paths. Forced on here (llvmpipe) with GPUENCODE_SHARED_GL.
 final class BatchSharedContextTests: BatchTestCase {
-    /// The documented defaults (`batch --help`): one job per 4 cores with a context each (llvmpipe),
-    /// one per 2 cores on a shared hardware context, at least 2 where there are 2 cores, 1 on one.
-    func testDefaultJobs() {
-        XCTAssertEqual(BatchRunOptions.defaultJobs(cores: 16), 4)
-        XCTAssertEqual(BatchRunOptions.defaultJobs(cores: 16, sharedHardwareContext: true), 8)
-        XCTAssertEqual(BatchRunOptions.defaultJobs(cores: 2), 2)
-        XCTAssertEqual(BatchRunOptions.defaultJobs(cores: 2, sharedHardwareContext: true), 2)
-        XCTAssertEqual(BatchRunOptions.defaultJobs(cores: 1, sharedHardwareContext: true), 1)
-        XCTAssertEqual(BatchRunOptions().threads(jobs: 8, cores: 16), 2)
-    }
-
     func testSharedContextWritesWhatContextsOfTheirOwnWrite() throws {
         let input = try clips(["a.mp4", "b.mp4", "c.mp4", "d.mp4"], in: "in", seconds: 1)
         try Oracle.makeClip(input.appendingPathComponent("e.mp4"), seconds: 1, size: "320x240")

@@ -1079,6 +1079,34 @@ def test_p_loopback_only(s):
     print(f"  refused on {', '.join(addresses)}")
 
 
+def test_q_choice(s):
+    """An enum parameter is a select of its declared choices; choosing one rewrites the JSON and
+    renders what `preview` renders for that value."""
+    s.open_page()
+    doc = {"version": 2, "name": "turned", "filters": [{"filter": "transform", "rotation": 20, "scale": [0.8, 0.8]}]}
+    before = s.renders()
+    s.set_value(s.find("#json"), json.dumps(doc, indent=2))
+    s.wait_picture(before, "the picture of the transform preset")
+    select = card_control(s, 0, 'select[data-param="fill"]')
+    options = [o.get_attribute("value") for o in select.find_elements(By.TAG_NAME, "option")]
+    check(options == ["black", "edge", "transparent"], f"transform's fill offers {options}, declared black, edge, transparent")
+    check(select.get_attribute("value") == "black", f"fill is absent: the select should show the default black, shows {select.get_attribute('value')}")
+    before = s.renders()
+    Select(select).select_by_value("edge")
+    s.wait_picture(before, "the picture after fill edge")
+    got = s.json_doc()["filters"][0]
+    check(got.get("fill") == "edge", f"#json after choosing edge: {got}")
+    t = s.js("return window.studio.time")
+    edge = dict(doc, filters=[dict(doc["filters"][0], fill="edge")])
+    black_picture = s.preview(s.write_preset("fill-black.json", doc), t)
+    edge_picture = s.preview(s.write_preset("fill-edge.json", edge), t)
+    canvas = s.canvas()
+    _, b_side = sides(canvas.shape[1], canvas.shape[0], 0.5, 0)
+    differ(black_picture, edge_picture, b_side, "fill black against fill edge")
+    same_pixels(canvas, edge_picture, b_side, f"B side with fill edge vs preview --preset fill-edge.json --at {t}")
+    s.screenshot("q-choice.png")
+
+
 def test_k_stop(s):
     """SIGINT ends the server with exit status 0."""
     status = s.server.stop()
@@ -1087,7 +1115,7 @@ def test_k_stop(s):
 
 TESTS = [test_a_page_loads, test_b_divider_drag, test_c_slider_and_save, test_d_json_errors, test_e_keyboard,
          test_f_add_reorder_remove, test_g_security, test_h_latency, test_i_controls_and_keyframes, test_j_playback,
-         test_l_compare_with, test_m_coalescing, test_n_cropped_b, test_o_folders, test_p_loopback_only, test_k_stop]
+         test_l_compare_with, test_m_coalescing, test_n_cropped_b, test_o_folders, test_p_loopback_only, test_q_choice, test_k_stop]
 
 
 def main():

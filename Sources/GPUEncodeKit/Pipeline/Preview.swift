@@ -62,11 +62,8 @@ public enum Preview {
         /// `seconds`: the frame's time from the start; nil takes the frame `representativeFraction`
         /// of the duration in (the first frame where the duration is unknown or that frame is not found).
         public init(input path: String, at asked: Double? = nil, gpu: GPUSelection = .auto) throws {
-            // Checked here as well as by the commands: the seek converts it to an Int64, which
-            // traps on NaN, infinity or anything past 292,000 years.
-            if let asked, !Preview.timeRange.contains(asked) {
-                throw GPUEncodeError(.usage, "the time \(formatNumber(asked)) s must be from 0 to \(formatNumber(Preview.timeRange.upperBound)) s")
-            }
+            // Checked here as well as by the commands.
+            if let asked { try Session.checkTime(asked) }
             if ImageIO.isImagePath(path) {
                 let image = try ImageIO.read(path)
                 gl = try GLContext(selection: gpu)
@@ -130,9 +127,7 @@ public enum Preview {
         @discardableResult
         public func show(at seconds: Double) throws -> Double? {
             guard let input, let shown = time else { return nil }
-            guard Preview.timeRange.contains(seconds) else {
-                throw GPUEncodeError(.usage, "the time \(formatNumber(seconds)) s must be from 0 to \(formatNumber(Preview.timeRange.upperBound)) s")
-            }
+            try Session.checkTime(seconds)
             let step = frameRate.map { 1 / $0 } ?? 0.04
             // Asked for the frame shown (a re-render after a change): nothing to decode.
             if abs(seconds - shown) < step / 2 { return shown }
@@ -155,6 +150,14 @@ public enum Preview {
             planar = try input.convert(frame.frame, to: working, width: g.sourceWidth, height: g.sourceHeight)
             time = frame.time
             return frame.time
+        }
+
+        /// A time a frame may be asked for: the seek converts it to an Int64, which traps on NaN,
+        /// infinity or anything past 292,000 years.
+        static func checkTime(_ seconds: Double) throws {
+            guard Preview.timeRange.contains(seconds) else {
+                throw GPUEncodeError(.usage, "the time \(formatNumber(seconds)) s must be from 0 to \(formatNumber(Preview.timeRange.upperBound)) s")
+            }
         }
 
         /// How far ahead `show(at:)` decodes on rather than seeking (seconds): about a GOP of phone video.
