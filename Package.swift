@@ -41,6 +41,9 @@ let package = Package(
         // What Swift cannot import from FFmpeg: function-like macros, variadics, the AVIOContext on
         // our own descriptor. Its header includes CSystemShim's, so `import CShim` sees both.
         .target(name: "CShim", dependencies: ["CFFmpeg", "CSystemShim"]),
+        // CUDA-GL interop for NVDEC frames: libcuda loaded at run time through ffnvcodec's loader
+        // (Debian: libffmpeg-nvenc-dev, headers only), as FFmpeg loads it.
+        .target(name: "CCUDAGL", dependencies: ["CFFmpeg"]),
 
         // The library, in layers; each depends only on the ones below it (docs/DESIGN.md, "Targets").
         // Errors, files read and written safely, queues, progress, JSON: no FFmpeg, no GL.
@@ -70,7 +73,7 @@ let package = Package(
         .target(
             name: "GPUEncodeKit",
             dependencies: ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeSettings", "GPUEncodePresets", "GPUEncodeRender",
-                           "GPUEncodeMedia", "CFFmpeg", "CEGL", "CShim"]
+                           "GPUEncodeMedia", "CFFmpeg", "CEGL", "CShim", "CCUDAGL"]
         ),
         // Many files in parallel: plans, manifests, state, reports.
         .target(name: "GPUEncodeBatch", dependencies: ["GPUEncodeKit", "CSystemShim"]),

@@ -20,6 +20,8 @@ public struct BatchRunOptions: Sendable {
     public var gpu: GPUSelection = .auto
     /// Video decoding of every job (`--hwaccel`).
     public var hwaccel: HardwareAcceleration = .none
+    /// NVDEC frames stay on the GPU where they can (`TranscodeOptions.cudaInterop`).
+    public var cudaInterop = true
     public var renderPath: RenderPath = .direct
     /// One GL context on one thread rendering for every job (`GLThread`), rather than a context per
     /// worker: nil decides by the GPU (shared on hardware GPUs, where it measured faster; a context
@@ -192,6 +194,7 @@ public final class BatchRunner: @unchecked Sendable {
             o.decoderThreads = threads
             o.gpu = options.gpu
             o.hwaccel = options.hwaccel
+            o.cudaInterop = options.cudaInterop
             o.renderPath = options.renderPath
             let log = options.log
             let input = job.input

@@ -9,6 +9,8 @@ package struct FrameConverter {
     private var context: OpaquePointer?
     private var key: (Int32, Int32, Int32) = (0, 0, -1)
 
+    package init() {}
+
     package func release() {
         sws_freeContext(context)
     }

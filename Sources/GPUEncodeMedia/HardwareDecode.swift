@@ -4,11 +4,15 @@ import GPUEncodeSettings
 import CShim
 
 /// NVDEC decoding through FFmpeg's cuda hwaccel. The decoder gets a CUDA device and a get_format
-/// callback (CShim) choosing AV_PIX_FMT_CUDA; each decoded frame is downloaded to system memory
-/// (NV12, or P010 for 10-bit) before the GPU stage, which converts it to its working format like any
-/// other format it does not read directly. A stream NVDEC declines (an unsupported profile) is
-/// decoded in software by the same decoder, with a warning.
+/// callback (CShim) choosing AV_PIX_FMT_CUDA. Decoded frames either stay in CUDA memory
+/// (`keepsFramesOnGPU`: the GPU stage copies them into its textures through CUDA-GL interop) or are
+/// downloaded to system memory (NV12, or P010 for 10-bit), which the GPU stage converts to its
+/// working format like any other format it does not read directly. A stream NVDEC declines (an
+/// unsupported profile) is decoded in software by the same decoder, with a warning.
 package final class HardwareDecoder {
+    /// Hand out CUDA frames as they are instead of downloading them. Set before the first frame
+    /// by whoever knows that the frames go to a GPU stage that can take them.
+    package var keepsFramesOnGPU = false
     private let device: UnsafeMutablePointer<AVBufferRef>
     /// What NVDEC hands out (a CUDA surface), before its download.
     private let hwFrame = Frame()
@@ -87,19 +91,43 @@ package final class HardwareDecoder {
             av_frame_move_ref(frame, hwFrame)
             return 0
         }
-        var copied = av_hwframe_transfer_data(frame, hwFrame, 0)
-        if copied >= 0 { copied = av_frame_copy_props(frame, hwFrame) }
+        if keepsFramesOnGPU {
+            if !noted {
+                noted = true
+                log(.info, "decoder: NVDEC frames stay in CUDA memory (\(HardwareDecoder.surfaceFormatName(hwFrame))) for the GPU stage")
+            }
+            av_frame_move_ref(frame, hwFrame)
+            return 0
+        }
+        let copied = HardwareDecoder.download(hwFrame, into: frame)
         if copied < 0 {
-            av_frame_unref(frame)
             log(.warning, "\(path): downloading an NVDEC frame failed: \(averrorString(copied))")
             return copied
         }
         if !noted {
             noted = true
-            let format = av_get_pix_fmt_name(AVPixelFormat(rawValue: frame.pointee.format)).map { String(cString: $0) } ?? "?"
-            log(.info, "decoder: NVDEC frames arrive in CUDA memory and are downloaded as \(format)")
+            log(.info, "decoder: NVDEC frames arrive in CUDA memory and are downloaded as \(HardwareDecoder.surfaceFormatName(hwFrame))")
         }
         return 0
+    }
+
+    /// Copies a CUDA frame into system memory (`frame`, in the surface's format: NV12, P010 or
+    /// P016), timestamps and colour properties kept. Returns FFmpeg's code; `frame` is empty on failure.
+    package static func download(_ hwFrame: UnsafeMutablePointer<AVFrame>, into frame: UnsafeMutablePointer<AVFrame>) -> Int32 {
+        var copied = av_hwframe_transfer_data(frame, hwFrame, 0)
+        if copied >= 0 { copied = av_frame_copy_props(frame, hwFrame) }
+        if copied < 0 { av_frame_unref(frame) }
+        return copied
+    }
+
+    /// The format of a CUDA frame's samples (its frames context's software format), e.g. NV12.
+    package static func surfaceFormat(_ hwFrame: UnsafePointer<AVFrame>) -> AVPixelFormat {
+        guard let frames = hwFrame.pointee.hw_frames_ctx?.pointee.data else { return AV_PIX_FMT_NONE }
+        return frames.withMemoryRebound(to: AVHWFramesContext.self, capacity: 1) { $0.pointee.sw_format }
+    }
+
+    package static func surfaceFormatName(_ hwFrame: UnsafePointer<AVFrame>) -> String {
+        av_get_pix_fmt_name(surfaceFormat(hwFrame)).map { String(cString: $0) } ?? "?"
     }
 
     private func profileName(_ decoder: UnsafeMutablePointer<AVCodecContext>) -> String {

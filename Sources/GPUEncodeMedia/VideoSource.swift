@@ -40,6 +40,14 @@ package final class VideoSource {
     /// The decoder was sent the end of the stream; what it still holds comes out, then nothing.
     private var draining = false
 
+    /// NVDEC frames stay in CUDA memory (for CUDA-GL interop in the GPU stage) instead of being
+    /// downloaded; `.working` delivery then stamps them and leaves them unconverted. Nothing
+    /// changes for software decoding. Set before the first frame.
+    package var keepsCUDAFrames: Bool {
+        get { hardware?.keepsFramesOnGPU ?? false }
+        set { hardware?.keepsFramesOnGPU = newValue }
+    }
+
     /// Opens `path` (a local file, never a URL: MediaInput) and its best video stream's decoder.
     /// `threads`: decoder threads, 0 lets libavcodec choose. `videoOnly`: other streams are not
     /// even read (an overlay has no use for its audio).
@@ -176,7 +184,8 @@ package final class VideoSource {
             warnedRepair = true
             log(.warning, "\(path): video timestamps not increasing; repaired by one tick where needed")
         }
-        let work = try convert(frame, to: format, width: width, height: height)
+        // A CUDA frame (`keepsCUDAFrames`) goes to the GPU stage as it is: its planes are not here to convert.
+        let work = frame.pixelFormat == AV_PIX_FMT_CUDA ? frame : try convert(frame, to: format, width: width, height: height)
         work.pts = pts
         work.duration = duration
         // A converted copy has none of the original's properties; the fields' order is needed later.

@@ -68,8 +68,17 @@ public final class Deinterlacer {
     /// Uploads the next frame. Returns true when the frame before it is now current and can be
     /// rendered (every push after the first).
     public func push(_ planes: [Plane]) -> Bool {
+        push { renderer.upload(planes, to: $0) }
+    }
+
+    /// `push` for a frame on the GPU already (NVDEC's, through CUDA): `source` holds it.
+    public func push(_ source: SemiPlanarSource) throws -> Bool {
+        try push { try source.render(into: $0) }
+    }
+
+    private func push(filling fill: ([Texture]) throws -> Void) rethrows -> Bool {
         let free = (0..<3).first { $0 != current && $0 != next }!
-        renderer.upload(planes, to: history[free])
+        try fill(history[free])
         previous = current
         current = next
         next = free

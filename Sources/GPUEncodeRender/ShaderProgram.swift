@@ -166,6 +166,8 @@ final class Texture {
         case GL_R16UI: (clientFormat, clientType, bytesPerTexel) = (GLenum(GL_RED_INTEGER), GLenum(GL_UNSIGNED_SHORT), 2)
         case GL_RGBA16UI: (clientFormat, clientType, bytesPerTexel) = (GLenum(GL_RGBA_INTEGER), GLenum(GL_UNSIGNED_SHORT), 8)
         case GL_R8: (clientFormat, clientType, bytesPerTexel) = (GLenum(GL_RED), GLenum(GL_UNSIGNED_BYTE), 1)
+        case GL_RG8: (clientFormat, clientType, bytesPerTexel) = (GLenum(GL_RG), GLenum(GL_UNSIGNED_BYTE), 2)
+        case GL_RG16UI: (clientFormat, clientType, bytesPerTexel) = (GLenum(GL_RG_INTEGER), GLenum(GL_UNSIGNED_SHORT), 4)
         default: (clientFormat, clientType, bytesPerTexel) = (GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), 4)
         }
         glBindTexture(GLenum(GL_TEXTURE_2D), t)

@@ -213,6 +213,7 @@ struct BatchCommand: ParsableCommand {
         options.resume = ResumePolicy(skipExisting: skipExisting, force: force, hash: hash)
         options.failFast = failFast
         options.sharedContext = Environment.sharedBatchContext
+        options.cudaInterop = Environment.cudaInterop
 
         if dryRun {
             print("# \(plan.jobs.count) jobs planned, \(jobs.count) in shard \(selected?.description ?? "1/1"); state \(statePath); plan \(plan.digest)")

@@ -26,6 +26,10 @@ enum Environment {
     /// context or each make their own (unset: shared on hardware GPUs).
     static var sharedBatchContext: Bool? { value("GPUENCODE_SHARED_GL").map { $0 != "0" } }
 
+    /// For measuring (bench/hwaccel.sh): GPUENCODE_CUDA_INTEROP=0 downloads NVDEC frames to system
+    /// memory instead of copying them into the GL textures on the GPU (unset or 1: interop).
+    static var cudaInterop: Bool { value("GPUENCODE_CUDA_INTEROP") != "0" }
+
     /// GPUENCODE_STAGES set: `--benchmark-filters` also prints each stage's GPU and CPU time.
     static var stageTimes: Bool { value("GPUENCODE_STAGES") != nil }
 

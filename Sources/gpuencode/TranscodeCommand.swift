@@ -254,6 +254,7 @@ struct TranscodeCommand: ParsableCommand {
             let selection = try gpuOptions.selection()
             options.gpu = selection
             options.hwaccel = try resolveHWAccel(try encode.overrides(threadsMayBeAuto: true).hwaccel)
+            options.cudaInterop = Environment.cudaInterop
             if let report {
                 // The decoding choice comes from the flag or GPUENCODE_HWACCEL: "settings" says which.
                 var given = try encode.overrides(threadsMayBeAuto: true).over(base.encode)

@@ -25,6 +25,9 @@ final class GPUStage {
         var keepHDR = false
         /// The preset's filters, then the output scaler's passes when the size changes (issue 14).
         var filters: [FilterInstance] = []
+        /// The planar format frames are read in (`VideoSource.workingFormat`): what NVDEC frames
+        /// become when they cannot stay on the GPU (`CUDAFrames`).
+        var workingFormat = AV_PIX_FMT_YUV420P
     }
 
     /// How the stage deinterlaces (`--deinterlace`, decided by `InterlacePlan`).
@@ -58,6 +61,8 @@ final class GPUStage {
     private var pipeline: RenderPipeline<Frame>?
     private var pool: FramePool?
     private var deinterlacer: Deinterlacer?
+    /// NVDEC frames (CUDA memory) into the renderer; made with the first one.
+    private var cuda: CUDAFrames?
     private var waiting: [Waiting] = []
     /// The GL_RENDERER, once the context is made.
     private(set) var rendererName: String?
@@ -116,6 +121,22 @@ final class GPUStage {
     }
 
     private func filtered(_ frame: Frame) throws -> [Frame] {
+        // An NVDEC frame: on the GPU already (`onGPU`), or downloaded and converted.
+        var imported: CUDAFrames.Imported?
+        if frame.pixelFormat == AV_PIX_FMT_CUDA {
+            if cuda == nil { cuda = CUDAFrames(workingFormat: settings.workingFormat, log: options.log) }
+            imported = try cuda!.importFrame(frame, renderer: pipeline!.renderer)
+        }
+        // Kept alive until the frame is rendered: `source` points into its planes.
+        var downloaded: Frame?
+        var onGPU: SemiPlanarSource?
+        switch imported {
+        case .onGPU(let s): onGPU = s
+        case .downloaded(let f): downloaded = f
+        case nil: break
+        }
+        let planes = (downloaded ?? frame).planes
+        defer { withExtendedLifetime(downloaded) {} }
         if let plan = settings.deinterlace {
             if deinterlacer == nil && (!plan.waitForFlag || frame.interlaced) {
                 deinterlacer = try Deinterlacer(renderer: pipeline!.renderer)
@@ -124,7 +145,7 @@ final class GPUStage {
             if let deinterlacer {
                 waiting.append(Waiting(pts: frame.pts, duration: frame.duration, interlaced: frame.interlaced, topFieldFirst: frame.topFieldFirst))
                 // One frame late: the frame before this one is shown now that its next is known.
-                guard deinterlacer.push(frame.planes) else { return [] }
+                guard try onGPU.map({ try deinterlacer.push($0) }) ?? deinterlacer.push(planes) else { return [] }
                 return report(try show(waiting.removeFirst(), plan))
             }
         }
@@ -136,7 +157,8 @@ final class GPUStage {
         out.topFieldFirst = frame.topFieldFirst
         // Filter time (keyframes, animated shaders) runs from 0 at the start of the media.
         let time = max(0, seconds(frame.pts, settings.timeBase) - settings.mediaStart)
-        return report(try pipeline!.process(source: frame.planes, time: time, into: out))
+        try onGPU?.render()
+        return report(try pipeline!.process(source: onGPU == nil ? planes : nil, time: time, into: out))
     }
 
     /// After the last frame: the frames still in flight.
@@ -179,6 +201,8 @@ final class GPUStage {
     func close() {
         // The GL objects go on the thread of their context.
         try? onGL {
+            cuda?.close()
+            cuda = nil
             deinterlacer = nil
             pipeline = nil
         }

@@ -8,6 +8,10 @@ public struct TranscodeOptions: Sendable {
     public var encoder = EncoderSettings()
     /// Video decoding: software (default) or NVDEC through FFmpeg's cuda hwaccel.
     public var hwaccel: HardwareAcceleration = .none
+    /// NVDEC frames stay on the GPU: copied from CUDA memory into the GL textures (CUDA-GL
+    /// interop) where the GL context is on the same NVIDIA device. False downloads them to system
+    /// memory and uploads them, as before interop (for comparison).
+    public var cudaInterop = true
     public var gpu: GPUSelection = .auto
     public var renderPath: RenderPath = .direct
     /// Pixel buffer objects or client memory, and copy threads: the renderer's choice unless measuring.

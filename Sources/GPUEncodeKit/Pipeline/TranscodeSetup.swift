@@ -174,6 +174,8 @@ final class TranscodeJob {
                                       filters: bypass ? [] : filters)
         try PictureSize.check(geometry, input: o.input, preset: o.preset.origin)
         input.delivery = .working(working, width: geometry.sourceWidth, height: geometry.sourceHeight)
+        // NVDEC frames go to the GPU stage in CUDA memory (CUDAFrames); without one they are downloaded.
+        input.keepsCUDAFrames = !bypass && o.cudaInterop
         guard geometry.outputWidth >= 2, geometry.outputHeight >= 2 else {
             throw GPUEncodeError(.input, path: o.input, "video is \(dec.width)x\(dec.height), too small to encode")
         }
@@ -275,7 +277,8 @@ final class TranscodeJob {
         let gpu = bypass ? nil : GPUStage(GPUStage.Settings(geometry: geometry, sourceColor: color, outputFormat: outputFormat,
                                                             timeBase: inStream.pointee.time_base, mediaStart: span.start,
                                                             overlapReadback: !sequential, toneMapping: o.encoder.toneMapping,
-                                                            deinterlace: interlace.deinterlace, keepHDR: keep, filters: filters), options: o)
+                                                            deinterlace: interlace.deinterlace, keepHDR: keep, filters: filters,
+                                                            workingFormat: working), options: o)
         return (gpu, encode, geometry)
     }
 
