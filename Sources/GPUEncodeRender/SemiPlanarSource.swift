@@ -50,6 +50,16 @@ public final class SemiPlanarSource {
         for (l, c) in framebuffers.values { glDeleteFramebuffers(2, [l, c]) }
     }
 
+    /// Fills the two textures from system memory (luma, then interleaved CbCr, rows `stride` bytes
+    /// apart), as the CUDA copy fills them on the GPU: for semi-planar frames that are in system
+    /// memory, and for testing this pass on GPUs without CUDA.
+    public func fill(luma lumaPlane: Plane, chroma chromaPlane: Plane) {
+        var scratch: [UInt8] = []
+        glActiveTexture(GLenum(GL_TEXTURE0))
+        luma.upload(lumaPlane.data, stride: lumaPlane.stride, scratch: &scratch)
+        chroma.upload(chromaPlane.data, stride: chromaPlane.stride, scratch: &scratch)
+    }
+
     /// Writes the renderer's source planes from the two textures.
     public func render() throws {
         try render(into: renderer.sourcePlanes)
