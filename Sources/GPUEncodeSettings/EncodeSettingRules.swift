@@ -237,7 +237,7 @@ extension EncodeSetting {
             json: { $0.threads.map { .number(Double($0)) } }),
         EncodeSetting(
             key: "hwaccel", flags: ["--hwaccel"], valueName: "none|cuda|auto",
-            help: "Video decoding: none (software, default), cuda (NVDEC through FFmpeg's cuda hwaccel; exit 69 where there is no NVIDIA driver or the codec has no NVDEC support) or auto (NVDEC where it works, else software). Env GPUENCODE_HWACCEL.",
+            help: "Video decoding: none (software, default), cuda (NVDEC through FFmpeg's cuda hwaccel, frames kept on the GPU for the filters; exit 69 where there is no NVIDIA driver or the codec has no NVDEC support) or auto (NVDEC where it works, else software). Env GPUENCODE_HWACCEL.",
             kind: .word(HardwareAcceleration.allCases.map(\.rawValue)), places: .commandLine,
             parse: { text, _, o in
                 guard let h = HardwareAcceleration(rawValue: text) else { return "\"\(text)\" is not one of none, cuda, auto" }

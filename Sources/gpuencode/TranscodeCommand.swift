@@ -57,8 +57,8 @@ struct TranscodeCommand: ParsableCommand {
         Mesa's software renderer llvmpipe through the surfaceless platform, so it runs on any machine \
         without a display. GPUENCODE_GPU sets the default. -v prints the renderer used.
 
-        NVIDIA: --hwaccel cuda decodes on NVDEC (frames are downloaded to system \
-        memory before the filters); --hwaccel auto does so where it can and \
+        NVIDIA: --hwaccel cuda decodes on NVDEC (frames stay on the GPU: copied \
+        into the filters' textures through CUDA-GL interop); --hwaccel auto does so where it can and \
         decodes in software otherwise. --encoder nvenc encodes with h264_nvenc \
         or hevc_nvenc (FFmpeg 5.1 has no av1_nvenc: exit 69); --encoder auto \
         falls back to the software encoder with a warning where NVENC cannot \

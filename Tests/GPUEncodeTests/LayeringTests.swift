@@ -12,6 +12,7 @@ final class LayeringTests: XCTestCase {
     static let allowed: [String: Set<String>] = [
         "CSystemShim": [],
         "CShim": ["CFFmpeg", "CSystemShim"],
+        "CCUDAGL": ["CFFmpeg"],
         "GPUEncodeCore": ["CSystemShim"],
         "GPUEncodeFilters": ["GPUEncodeCore"],
         "GPUEncodeSettings": ["GPUEncodeCore"],
@@ -19,7 +20,7 @@ final class LayeringTests: XCTestCase {
         "GPUEncodeRender": ["GPUEncodeCore", "GPUEncodeFilters", "CEGL"],
         "GPUEncodeMedia": ["GPUEncodeCore", "GPUEncodeSettings", "CFFmpeg", "CShim"],
         "GPUEncodeKit": ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeSettings", "GPUEncodePresets", "GPUEncodeRender",
-                         "GPUEncodeMedia", "CFFmpeg", "CEGL", "CShim"],
+                         "GPUEncodeMedia", "CFFmpeg", "CEGL", "CShim", "CCUDAGL"],
         "GPUEncodeBatch": ["GPUEncodeKit", "CSystemShim"],
     ]
 
@@ -45,7 +46,7 @@ final class LayeringTests: XCTestCase {
                     XCTAssertTrue(allowed.contains(module),
                                   "\(name) imports \(module), which \(target) may not use (allowed: \(allowed.sorted().joined(separator: ", ")))")
                     if Self.noFFmpeg.contains(target) {
-                        XCTAssertFalse(["CFFmpeg", "CShim", "GPUEncodeMedia", "GPUEncodeKit"].contains(module), "\(name) imports FFmpeg (\(module))")
+                        XCTAssertFalse(["CFFmpeg", "CShim", "CCUDAGL", "GPUEncodeMedia", "GPUEncodeKit"].contains(module), "\(name) imports FFmpeg (\(module))")
                     }
                     if Self.noGL.contains(target) {
                         XCTAssertFalse(["CEGL", "GPUEncodeRender", "GPUEncodeKit"].contains(module), "\(name) imports EGL/GLES (\(module))")
