@@ -82,6 +82,8 @@ public final class BatchRunner: @unchecked Sendable {
 
     /// The context every job renders on, when shared (`BatchRunOptions.sharedContext`).
     private var shared: GLThread?
+    /// The CUDA device every job's NVDEC decoder shares (`--hwaccel cuda|auto`), made by the first.
+    private var cudaDevice: CUDADevice?
     /// `--jobs`, or the default for the machine and its GPU.
     private var jobsAtOnce = 1
 
@@ -104,6 +106,8 @@ public final class BatchRunner: @unchecked Sendable {
     public func run() throws -> BatchOutcome {
         let started = monotonicSeconds()
         shared = jobs.count > 1 && (options.jobs ?? 2) > 1 ? sharedGL() : nil
+        // One CUDA context for every job's NVDEC decoder (CUDADevice says why).
+        cudaDevice = options.hwaccel == .none ? nil : CUDADevice()
         jobsAtOnce = options.jobs ?? BatchRunOptions.defaultJobs(sharedHardwareContext: shared.map { !$0.isSoftware } ?? false)
         let workers = max(1, min(jobsAtOnce, jobs.count))
         var threads: [WorkerThread] = []
@@ -195,6 +199,7 @@ public final class BatchRunner: @unchecked Sendable {
             o.gpu = options.gpu
             o.hwaccel = options.hwaccel
             o.cudaInterop = options.cudaInterop
+            o.cudaDevice = cudaDevice
             o.renderPath = options.renderPath
             let log = options.log
             let input = job.input

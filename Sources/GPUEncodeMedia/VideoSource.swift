@@ -51,7 +51,8 @@ package final class VideoSource {
     /// Opens `path` (a local file, never a URL: MediaInput) and its best video stream's decoder.
     /// `threads`: decoder threads, 0 lets libavcodec choose. `videoOnly`: other streams are not
     /// even read (an overlay has no use for its audio).
-    package init(path: String, threads: Int, hwaccel: HardwareAcceleration = .none, videoOnly: Bool = false,
+    /// `cudaDevice`: with `hwaccel`, a CUDA device shared with other decoders (a batch's), instead of one of its own.
+    package init(path: String, threads: Int, hwaccel: HardwareAcceleration = .none, cudaDevice: CUDADevice? = nil, videoOnly: Bool = false,
          log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }) throws {
         self.path = path
         self.log = log
@@ -61,7 +62,8 @@ package final class VideoSource {
         format = ctx
         do {
             let index: Int32
-            (index, decoder, hardware) = try VideoSource.openVideoDecoder(ctx, path: path, threads: threads, hwaccel: hwaccel, log: log)
+            (index, decoder, hardware) = try VideoSource.openVideoDecoder(ctx, path: path, threads: threads, hwaccel: hwaccel,
+                                                                          cudaDevice: cudaDevice, log: log)
             videoIndex = Int(index)
         } catch {
             var c: UnsafeMutablePointer<AVFormatContext>? = ctx
@@ -85,7 +87,8 @@ package final class VideoSource {
     }
 
     private static func openVideoDecoder(_ ctx: UnsafeMutablePointer<AVFormatContext>, path: String, threads: Int,
-                                         hwaccel: HardwareAcceleration, log: @escaping @Sendable (LogLevel, String) -> Void) throws
+                                         hwaccel: HardwareAcceleration, cudaDevice: CUDADevice?,
+                                         log: @escaping @Sendable (LogLevel, String) -> Void) throws
         -> (Int32, UnsafeMutablePointer<AVCodecContext>, HardwareDecoder?) {
         let info = avformat_find_stream_info(ctx, nil)
         if info < 0, let interrupted = MediaInput.interruption(path: path) { throw interrupted }
@@ -106,7 +109,7 @@ package final class VideoSource {
             dec.pointee.pkt_timebase = stream.pointee.time_base
             dec.pointee.thread_count = Int32(clamping: threads)
             dec.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
-            let hardware = try HardwareDecoder.attach(hwaccel, to: dec, codec: codec, path: path, log: log)
+            let hardware = try HardwareDecoder.attach(hwaccel, to: dec, codec: codec, path: path, shared: cudaDevice, log: log)
             if hardware == nil {
                 log(.info, "decoder: \(String(cString: codec.pointee.name)) in software, \(threads == 0 ? "automatic" : String(threads)) threads")
             }

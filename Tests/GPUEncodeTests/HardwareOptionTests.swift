@@ -61,6 +61,32 @@ final class HardwareOptionTests: GPUEncodeTestCase {
         }
     }
 
+    /// A batch's jobs share one CUDA device (`CUDADevice`): without NVIDIA it is asked for once and
+    /// every job decodes in software, with the same frames as a batch without --hwaccel.
+    func testBatchHWAccelAutoSharesTheDeviceAndFallsBack() throws {
+        try skipWhereNVIDIA()
+        let inputs = scratch("in")
+        try FileManager.default.createDirectory(at: inputs, withIntermediateDirectories: true)
+        for i in 1...3 { try Oracle.makeClip(inputs.appendingPathComponent("c\(i).mp4"), seconds: 0.4) }
+        let common = ["--preset", "sepia", "--x264-preset", "ultrafast", "--crf", "0", "--jobs", "2"]
+        let plain = try gpuencode(["batch", inputs.path, "--out-dir", scratch("plain").path, "-q"] + common)
+        XCTAssertEqual(plain.status, 0, plain.summary)
+        let auto = try gpuencode(["batch", inputs.path, "--out-dir", scratch("auto").path, "--hwaccel", "auto", "-q"] + common)
+        XCTAssertEqual(auto.status, 0, auto.summary)
+        XCTAssertEqual(auto.stderrLines, [], "auto falls back silently")
+        for i in 1...3 {
+            let reference = try videoFrameMD5(scratch("plain").appendingPathComponent("c\(i).mp4"))
+            XCTAssertEqual(reference.count, 10)
+            XCTAssertEqual(try videoFrameMD5(scratch("auto").appendingPathComponent("c\(i).mp4")), reference)
+        }
+        // The device is asked for once and the answer kept.
+        let device = CUDADevice()
+        let (first, code) = device.reference()
+        XCTAssertNil(first)
+        XCTAssertLessThan(code, 0)
+        XCTAssertEqual(device.reference().1, code)
+    }
+
     func testVerboseSaysWhichDecoderAndEncoderRun() throws {
         try skipWhereNVIDIA()
         let input = scratch("in.mp4")

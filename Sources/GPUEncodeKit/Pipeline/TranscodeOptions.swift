@@ -12,6 +12,9 @@ public struct TranscodeOptions: Sendable {
     /// interop) where the GL context is on the same NVIDIA device. False downloads them to system
     /// memory and uploads them, as before interop (for comparison).
     public var cudaInterop = true
+    /// With `hwaccel`: decode on this CUDA device, shared with other transcodes (a batch's jobs),
+    /// instead of making one for this run.
+    public var cudaDevice: CUDADevice?
     public var gpu: GPUSelection = .auto
     public var renderPath: RenderPath = .direct
     /// Pixel buffer objects or client memory, and copy threads: the renderer's choice unless measuring.

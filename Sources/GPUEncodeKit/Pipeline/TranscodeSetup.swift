@@ -25,7 +25,7 @@ final class TranscodeJob {
     /// encoders opened) with an output that creates no file; no stage is started.
     init(_ options: TranscodeOptions, run: RunState, planOnly: Bool = false) throws {
         var o = options
-        input = try VideoSource(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, log: o.log)
+        input = try VideoSource(path: o.input, threads: o.decoderThreads, hwaccel: o.hwaccel, cudaDevice: o.cudaDevice, log: o.log)
         o.report?.input(StreamDescription.input(input))
         // Kept HDR is 10-bit: HEVC Main 10 unless a codec was named (H.264 would be High 10,
         // which few players decode).
