@@ -113,6 +113,13 @@ final class ChainRenderer {
         }
         var current: RenderTarget? = nil
         var size = (source.width, source.height)
+        // PROTOTYPE: a cascade recursive Gaussian first in the chain reads the source planes itself.
+        var recursiveReadsSource = false
+        if let method = blurMethod, method != "deriche", segments.count > 1, segments[0].points.isEmpty, segmentNode[0] == nil,
+           case .sampling(_, let f, let points) = segments[1], f.declaration.name == "gaussianBlur", points.isEmpty,
+           GaussianBlurFilter.divisor(f) > 1, source.es31 {
+            recursiveReadsSource = true
+        }
 
         for (segmentIndex, segment) in segments.enumerated() {
             defer {
@@ -124,7 +131,7 @@ final class ChainRenderer {
             let (declarations, calls) = FilterCodegen.pointChain(segment.points, roundTo8Bits: !deep)
             switch segment {
             case .source:
-                if sourceReader != nil { continue }
+                if sourceReader != nil || recursiveReadsSource { continue }
                 let header = source.es31 ? ChainRenderer.header.replacing("#version 300 es", with: "#version 310 es") : ChainRenderer.header
                 let program = try ShaderProgram(fragment: header + source.glsl + declarations + """
                 out vec4 fragColor;
@@ -184,26 +191,30 @@ final class ChainRenderer {
             case .sampling(let prefix, let f, let points):
                 guard case .sampling(let glsl, let fixedPasses) = f.declaration.kind else { continue }
                 if let method = blurMethod, f.declaration.name == "gaussianBlur", points.isEmpty, GaussianBlurFilter.divisor(f) > 1,
-                   let x = current, let rg = RecursiveGaussian.method(method, sigma: f.double("sigma")) {
+                   current != nil || recursiveReadsSource, let rg = RecursiveGaussian.method(method, sigma: f.double("sigma")) {
                     // PROTOTYPE: rows causal, rows anticausal, columns causal, columns anticausal.
                     let (w, h) = size
-                    func linePass(_ text: String, _ label: String, input: RenderTarget, source: RenderTarget, target: RenderTarget, count: Int, length: Int) throws {
+                    func linePass(_ text: String, _ label: String, input: RenderTarget?, source planes: RenderTarget?, target: RenderTarget, count: Int, length: Int) throws {
                         let program = try ShaderProgram(compute: text, label: "gaussianBlur \(method) \(label)")
                         program.use()
+                        if input == nil { source.setUp(program) }
                         program.set("lineInput", int: 0)
                         program.set("lineSource", int: 1)
                         program.set("lineLength", int: Int32(length))
                         program.set("lineCount", int: Int32(count))
-                        passes.append(Pass(program: program, target: target, input: input, source: source,
+                        passes.append(Pass(program: program, target: target, input: input, source: planes,
                                            bindings: try FilterBindings(program: program, owners: [], resources: &resources, nodes: nodes),
                                            lines: (count, target.format)))
                     }
                     func name(_ t: RenderTarget) -> String { t.format == GLenum(GL_RGBA16F) ? "rgba16f" : "rgba8" }
-                    let mid = try take(w, h, precise: true)
-                    try linePass(rg.causal(rows: true, format: name(mid)), "rows causal", input: x, source: x, target: mid, count: h, length: w)
+                    let x = current
+                    let mid = try take(x == nil ? w + 1 : w, h, precise: true)
+                    let sourceText = x == nil ? ChainRenderer.header.replacing("#version 300 es", with: "#version 310 es") + source.glsl : nil
+                    try linePass(rg.causal(rows: true, format: name(mid), source: sourceText), "rows causal", input: x, source: x, target: mid, count: h, length: w)
                     let rows = try take(w, h, precise: true)
-                    try linePass(rg.anticausal(rows: true, format: name(rows)), "rows anticausal", input: mid, source: x, target: rows, count: h, length: w)
-                    release(x)
+                    try linePass(rg.anticausal(rows: true, format: name(rows), endFromInput: x == nil), "rows anticausal", input: mid, source: x ?? mid,
+                                 target: rows, count: h, length: w)
+                    if let x { release(x) }
                     release(mid)
                     let mid2 = try take(w, h, precise: true)
                     try linePass(rg.causal(rows: false, format: name(mid2)), "columns causal", input: rows, source: rows, target: mid2, count: w, length: h)

@@ -138,12 +138,17 @@ struct RecursiveGaussian {
         return s
     }
 
-    private static func head(rows: Bool, format: String) -> String {
-        """
+    /// `source`: GLSL (version line first) declaring `sourcePixel`, which the causal pass then
+    /// reads instead of `lineInput`; it also stores the last input past the line's end (the
+    /// output is one texel longer), where the anticausal pass (`endFromInput`) reads it.
+    private static func head(rows: Bool, format: String, source: String? = nil) -> String {
+        (source.map { $0.replacing("#version 310 es\n", with: "#version 310 es\nlayout(local_size_x = \(group)) in;\n") } ?? """
         #version 310 es
         precision highp float;
         precision highp int;
         layout(local_size_x = \(group)) in;
+
+        """) + """
         uniform highp sampler2D lineInput;
         uniform highp sampler2D lineSource;
         layout(\(format), binding = 0) writeonly uniform highp image2D lineOutput;
@@ -155,14 +160,15 @@ struct RecursiveGaussian {
     }
 
     /// The causal pass: lineInput -> lineOutput.
-    func causal(rows: Bool, format: String) -> String {
+    func causal(rows: Bool, format: String, source: String? = nil) -> String {
         let k = a.count
-        var s = RecursiveGaussian.head(rows: rows, format: format) + "void main() {\n    int line = int(gl_GlobalInvocationID.x);\n    if (line >= lineCount) return;\n"
-        s += "    vec4 x0 = texelFetch(lineInput, AT(0), 0);\n"
+        let read = { (n: String) in source == nil ? "texelFetch(lineInput, AT(\(n)), 0)" : "sourcePixel(vec2(AT(\(n))) + 0.5)" }
+        var s = RecursiveGaussian.head(rows: rows, format: format, source: source) + "void main() {\n    int line = int(gl_GlobalInvocationID.x);\n    if (line >= lineCount) return;\n"
+        s += "    vec4 x0 = \(read("0"));\n"
         let steady = b.reduce(0, +) / (1 + a.reduce(0, +))
         for i in 1..<b.count { s += "    vec4 x\(i) = x0;\n" }
         for i in 1...k { s += "    vec4 y\(i) = x0 * \(RecursiveGaussian.f(steady));\n" }
-        s += "    for (int n = 0; n < lineLength; n++) {\n        x0 = texelFetch(lineInput, AT(n), 0);\n"
+        s += "    for (int n = 0; n < lineLength; n++) {\n        x0 = \(read("n"));\n"
         var terms = b.enumerated().map { "\(RecursiveGaussian.f($0.element)) * x\($0.offset)" }
         terms += a.enumerated().map { "\(RecursiveGaussian.f(-$0.element)) * y\($0.offset + 1)" }
         s += "        vec4 y = " + terms.joined(separator: " + ") + ";\n"
@@ -170,16 +176,18 @@ struct RecursiveGaussian {
         for i in stride(from: k, to: 1, by: -1) { s += "        y\(i) = y\(i - 1);\n" }
         s += "        y1 = y;\n"
         for i in stride(from: b.count - 1, to: 0, by: -1) { s += "        x\(i) = x\(i - 1);\n" }
-        s += "    }\n}\n"
+        s += "    }\n"
+        if source != nil { s += "    imageStore(lineOutput, AT(lineLength), x0);\n" }
+        s += "}\n"
         return s
     }
 
     /// The anticausal pass: cascade, lineInput (the causal output) and lineSource (the input, for
     /// its last value) -> lineOutput; parallel, lineSource (the input) plus lineInput (the causal part).
-    func anticausal(rows: Bool, format: String) -> String {
+    func anticausal(rows: Bool, format: String, endFromInput: Bool = false) -> String {
         let k = a.count
         var s = RecursiveGaussian.head(rows: rows, format: format) + "void main() {\n    int line = int(gl_GlobalInvocationID.x);\n    if (line >= lineCount) return;\n"
-        s += "    vec4 u = texelFetch(lineSource, AT(lineLength - 1), 0);\n"
+        s += endFromInput ? "    vec4 u = texelFetch(lineInput, AT(lineLength), 0);\n" : "    vec4 u = texelFetch(lineSource, AT(lineLength - 1), 0);\n"
         let ay = a.enumerated().map { "\(RecursiveGaussian.f(-$0.element)) * y\($0.offset + 1)" }
         switch form {
         case .cascade:
