@@ -33,9 +33,6 @@ final class ChainRenderer {
         var bindings: FilterBindings
         /// Set on the last reduction pass of `averageColor`: read its 1x1 result back.
         var statistic: String? = nil
-        /// PROTOTYPE (RecursiveGaussian.swift): a compute pass, one invocation per line, writing
-        /// `target` as an image of `format`.
-        var lines: (count: Int, format: GLenum)? = nil
     }
 
     /// Per-frame measurements (`averageColor`: RGBA 0...1) of the last `render`.
@@ -79,7 +76,7 @@ final class ChainRenderer {
     /// `endsReduced`: the caller reads the output through `reducedOutput` when it is set, so the
     /// chain may stop before a last filter's final upsample.
     init(source: ChainSource, filters: [FilterInstance], fuse: Bool = true, deep: Bool = false, limits: GPULimits? = nil,
-         endsReduced: Bool = false, blurMethod: String? = nil) throws {
+         endsReduced: Bool = false) throws {
         let limits = limits ?? GPULimits.current()
         chainPlan = try ChainPlan(filters: filters, sourceGLSL: source.glsl, fuse: fuse, limits: limits)
         let segments = chainPlan.segments
@@ -107,19 +104,12 @@ final class ChainRenderer {
         // The first filter reads the source itself where it can (see `sourcePass`): no source pass.
         var sourceReader: (glsl: String, pass: String)? = nil
         if segments.count > 1, segments[0].points.isEmpty, segmentNode[0] == nil,
-           case .sampling(_, let f, _) = segments[1], blurMethod == nil || f.declaration.name != "gaussianBlur", let pass = f.declaration.sourcePass?(f),
+           case .sampling(_, let f, _) = segments[1], let pass = f.declaration.sourcePass?(f),
            let quad = source.quadGLSL {
             sourceReader = (quad, pass)
         }
         var current: RenderTarget? = nil
         var size = (source.width, source.height)
-        // PROTOTYPE: a cascade recursive Gaussian first in the chain reads the source planes itself.
-        var recursiveReadsSource = false
-        if let method = blurMethod, method != "deriche", segments.count > 1, segments[0].points.isEmpty, segmentNode[0] == nil,
-           case .sampling(_, let f, let points) = segments[1], f.declaration.name == "gaussianBlur", points.isEmpty,
-           GaussianBlurFilter.divisor(f) > 1, source.es31 {
-            recursiveReadsSource = true
-        }
 
         for (segmentIndex, segment) in segments.enumerated() {
             defer {
@@ -131,7 +121,7 @@ final class ChainRenderer {
             let (declarations, calls) = FilterCodegen.pointChain(segment.points, roundTo8Bits: !deep)
             switch segment {
             case .source:
-                if sourceReader != nil || recursiveReadsSource { continue }
+                if sourceReader != nil { continue }
                 let header = source.es31 ? ChainRenderer.header.replacing("#version 300 es", with: "#version 310 es") : ChainRenderer.header
                 let program = try ShaderProgram(fragment: header + source.glsl + declarations + """
                 out vec4 fragColor;
@@ -190,41 +180,6 @@ final class ChainRenderer {
                 current = target
             case .sampling(let prefix, let f, let points):
                 guard case .sampling(let glsl, let fixedPasses) = f.declaration.kind else { continue }
-                if let method = blurMethod, f.declaration.name == "gaussianBlur", points.isEmpty, GaussianBlurFilter.divisor(f) > 1,
-                   current != nil || recursiveReadsSource, let rg = RecursiveGaussian.method(method, sigma: f.double("sigma")) {
-                    // PROTOTYPE: rows causal, rows anticausal, columns causal, columns anticausal.
-                    let (w, h) = size
-                    func linePass(_ text: String, _ label: String, input: RenderTarget?, source planes: RenderTarget?, target: RenderTarget, count: Int, length: Int) throws {
-                        let program = try ShaderProgram(compute: text, label: "gaussianBlur \(method) \(label)")
-                        program.use()
-                        if input == nil { source.setUp(program) }
-                        program.set("lineInput", int: 0)
-                        program.set("lineSource", int: 1)
-                        program.set("lineLength", int: Int32(length))
-                        program.set("lineCount", int: Int32(count))
-                        passes.append(Pass(program: program, target: target, input: input, source: planes,
-                                           bindings: try FilterBindings(program: program, owners: [], resources: &resources, nodes: nodes),
-                                           lines: (count, target.format)))
-                    }
-                    func name(_ t: RenderTarget) -> String { t.format == GLenum(GL_RGBA16F) ? "rgba16f" : "rgba8" }
-                    let x = current
-                    let mid = try take(x == nil ? w + 1 : w, h, precise: true)
-                    let sourceText = x == nil ? ChainRenderer.header.replacing("#version 300 es", with: "#version 310 es") + source.glsl : nil
-                    try linePass(rg.causal(rows: true, format: name(mid), source: sourceText), "rows causal", input: x, source: x, target: mid, count: h, length: w)
-                    let rows = try take(w, h, precise: true)
-                    try linePass(rg.anticausal(rows: true, format: name(rows), endFromInput: x == nil), "rows anticausal", input: mid, source: x ?? mid,
-                                 target: rows, count: h, length: w)
-                    if let x { release(x) }
-                    release(mid)
-                    let mid2 = try take(w, h, precise: true)
-                    try linePass(rg.causal(rows: false, format: name(mid2)), "columns causal", input: rows, source: rows, target: mid2, count: w, length: h)
-                    let out = try take(w, h)
-                    try linePass(rg.anticausal(rows: false, format: name(out)), "columns anticausal", input: mid2, source: rows, target: out, count: w, length: h)
-                    release(rows)
-                    release(mid2)
-                    current = out
-                    continue
-                }
                 var plan = f.declaration.passPlan?(f) ?? fixedPasses.map { ($0, 1) }
                 let upsample = endsReduced && segmentIndex == segments.count - 1 && points.isEmpty && plan.count > 2
                     ? f.declaration.finalUpsample?(f) : nil
@@ -378,13 +333,7 @@ final class ChainRenderer {
             if pass.bindings.isDynamic { pass.bindings.refresh(time: time) }
             pass.bindings.bind()
             if pass.bindings.isAnimated { pass.bindings.update(time: time) }
-            if let lines = pass.lines {
-                glBindImageTexture(0, pass.target.textures[0].id, 0, GLboolean(GL_FALSE), 0, GLenum(GL_WRITE_ONLY), lines.format)
-                glDispatchCompute(GLuint((lines.count + RecursiveGaussian.group - 1) / RecursiveGaussian.group), 1, 1)
-                glMemoryBarrier(GLbitfield(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT))
-            } else {
-                glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
-            }
+            glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
             if let name = pass.statistic {
                 let value = pass.target.readRGBA(width: 1, height: 1)
                 statistics.append((String(name.split(separator: "_").last ?? Substring(name)), value))

@@ -226,7 +226,7 @@ public final class FrameRenderer {
             chainSource.es31 = gathers
             if light != .linear { chainSource.quadGLSL = chainSource.glsl + FrameRenderer.sourceQuad(gathers: gathers, deep: g.bitDepth > 8) }
             let chain = try ChainRenderer(source: chainSource, filters: rendered, fuse: path != .unfused, deep: precise || (transparent && !scalesYCbCr),
-                                          limits: limits, endsReduced: writesNV12, blurMethod: transfer.blurMethod)
+                                          limits: limits, endsReduced: writesNV12)
             self.chain = chain
             passes = chain.chainPlan.description
             if let ratio = FrameRenderer.outputScaleRatio(rendered, geometry: g) {

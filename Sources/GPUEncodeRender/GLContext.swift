@@ -229,10 +229,6 @@ public struct TransferOptions: Sendable, Equatable {
     /// fragment pass took 0.36 ms at 1080p, and a compute dispatch spreads over every unit.
     public var computePass: Bool?
 
-    /// PROTOTYPE (issue 15, RecursiveGaussian.swift): recursive3, recursive4 or deriche runs a
-    /// reduced gaussianBlur (sigma 8 and up) as a recursive Gaussian in compute shaders instead.
-    public var blurMethod: String? = nil
-
     /// Whether the packed pass runs as compute on `gl` (with pixel buffers: it writes into one).
     public func useComputePass(_ gl: GLContext) -> Bool {
         usePixelBuffers(gl) && (computePass ?? !gl.isSoftware)

@@ -15,14 +15,11 @@ enum Environment {
     /// buffers are mapped, GPUENCODE_DEPTH=N (2...4) the frames in flight, GPUENCODE_COMPUTE=1|0 the
     /// single-pass shader as compute or fragment (unset: compute on hardware GPUs).
     static var transfer: TransferOptions {
-        var t = TransferOptions(mode: value("GPUENCODE_TRANSFER").flatMap(TransferOptions.Mode.init(rawValue:)) ?? .auto,
+        TransferOptions(mode: value("GPUENCODE_TRANSFER").flatMap(TransferOptions.Mode.init(rawValue:)) ?? .auto,
                         copyThreads: value("GPUENCODE_COPY_THREADS").flatMap { Int($0) }.flatMap { $0 >= 1 ? $0 : nil },
                         mapping: value("GPUENCODE_MAPPING").flatMap(TransferOptions.Mapping.init(rawValue:)) ?? .auto,
                         depth: value("GPUENCODE_DEPTH").flatMap { Int($0) },
                         computePass: value("GPUENCODE_COMPUTE").map { $0 != "0" })
-        // PROTOTYPE (issue 15): GPUENCODE_BLUR_METHOD=recursive3|recursive4|deriche.
-        t.blurMethod = value("GPUENCODE_BLUR_METHOD")
-        return t
     }
 
     /// For measuring (bench/batch.sh): GPUENCODE_SHARED_GL=1|0 makes a batch's jobs share one GL
