@@ -8,7 +8,7 @@ import XCTest
 // sigma-8 Gaussian, borders included) but 3.1-4.8x slower than gaussianBlur's reduced pyramid on
 // llvmpipe in the filter stage, so the product keeps the pyramid. This test keeps the prototype
 // (coefficients, shaders, clamp-to-edge starts) runnable: it checks it against the exact Gaussian
-// and prints what the four passes cost here. In the real transcode it ran as the branch blur-o1's
+// (its timings are in docs/PERFORMANCE.md, not in a test). In the real transcode it ran as the branch blur-o1's
 // commits 3de594c and a42d254 (GPUENCODE_BLUR_METHOD=recursive3|deriche), removed in a0478c1
 // after measuring; the cascade's anticausal start is computed in float32 here (see `causal`).
 
@@ -342,26 +342,6 @@ final class RecursiveGaussianTests: FilterTestCase {
                 }
                 print("recursive Gaussian \(name) \(width)x\(height) sigma 8: worst \(String(format: "%.2f", worst)), within 24 px of a border \(String(format: "%.2f", border)) code values")
                 assertMatches(out, tolerance: 3, "\(name) \(width)x\(height)") { x, y in exact[x, y] }
-            }
-        }
-    }
-
-    /// What the four passes cost on this GL at 640x360 and 1920x1080 (printed, not judged; the
-    /// product's comparison is in docs/PERFORMANCE.md, whole-process and filter-stage timings).
-    func testRecursiveGaussianPrototypeCost() throws {
-        for (width, height) in [(640, 360), (1920, 1080)] {
-            let image = picture(width, height)
-            for (name, g) in [("vVYV order 3", RecursiveGaussian.vanVliet(sigma: 8, order: 3)), ("Deriche order 4", RecursiveGaussian.deriche(sigma: 8))] {
-                let runner = try RecursiveGaussianRunner(g, width: width, height: height)
-                runner.upload(image)
-                runner.run()
-                glFinish()
-                let frames = 20
-                let start = DispatchTime.now().uptimeNanoseconds
-                for _ in 0..<frames { runner.run() }
-                glFinish()
-                let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 / Double(frames)
-                print("recursive Gaussian \(name) \(width)x\(height): \(String(format: "%.2f", ms)) ms for the four passes")
             }
         }
     }
