@@ -48,12 +48,8 @@ public final class Deinterlacer {
         for plane in renderer.sourcePlanes {
             var f: GLuint = 0
             glGenFramebuffers(1, &f)
-            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), f)
-            glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D), plane.id, 0)
-            var buffer = GLenum(GL_COLOR_ATTACHMENT0)
-            glDrawBuffers(1, &buffer)
             framebuffers.append(f)
-            let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
+            let status = RenderTarget.attach([plane], to: f)
             guard status == GL_FRAMEBUFFER_COMPLETE else {
                 throw GPUEncodeError(.internal, "deinterlacing framebuffer incomplete (0x\(String(status, radix: 16)))")
             }

@@ -84,15 +84,7 @@ public final class SemiPlanarSource {
         var ids: [GLuint] = [0, 0]
         glGenFramebuffers(2, &ids)
         for (fbo, attached) in zip(ids, [[planes[0]], [planes[1], planes[2]]]) {
-            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fbo)
-            var buffers: [GLenum] = []
-            for (i, t) in attached.enumerated() {
-                let attachment = GLenum(Int(GL_COLOR_ATTACHMENT0) + i)
-                glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), attachment, GLenum(GL_TEXTURE_2D), t.id, 0)
-                buffers.append(attachment)
-            }
-            glDrawBuffers(GLsizei(buffers.count), buffers)
-            let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
+            let status = RenderTarget.attach(attached, to: fbo)
             guard status == GL_FRAMEBUFFER_COMPLETE else {
                 glDeleteFramebuffers(2, ids)
                 throw GPUEncodeError(.internal, "semi-planar source framebuffer incomplete (0x\(String(status, radix: 16)))")

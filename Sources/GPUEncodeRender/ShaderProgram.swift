@@ -238,15 +238,7 @@ final class RenderTarget {
         var f: GLuint = 0
         glGenFramebuffers(1, &f)
         fbo = f
-        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fbo)
-        var buffers: [GLenum] = []
-        for (i, t) in textures.enumerated() {
-            let attachment = GLenum(Int(GL_COLOR_ATTACHMENT0) + i)
-            glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), attachment, GLenum(GL_TEXTURE_2D), t.id, 0)
-            buffers.append(attachment)
-        }
-        glDrawBuffers(GLsizei(buffers.count), buffers)
-        let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
+        let status = RenderTarget.attach(textures, to: fbo)
         guard status == GL_FRAMEBUFFER_COMPLETE else {
             throw GPUEncodeError(.internal, "framebuffer \(width)x\(height) incomplete (0x\(String(status, radix: 16)))")
         }
@@ -256,6 +248,20 @@ final class RenderTarget {
             glGetIntegerv(GLenum(GL_IMPLEMENTATION_COLOR_READ_TYPE), &type)
             readsRed = format == GL_RED && type == GL_UNSIGNED_BYTE
         }
+    }
+
+    /// Binds framebuffer `fbo` with `textures` as its colour attachments 0, 1, ... (all drawn to);
+    /// returns its status.
+    static func attach(_ textures: [Texture], to fbo: GLuint) -> GLenum {
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fbo)
+        var buffers: [GLenum] = []
+        for (i, t) in textures.enumerated() {
+            let attachment = GLenum(Int(GL_COLOR_ATTACHMENT0) + i)
+            glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), attachment, GLenum(GL_TEXTURE_2D), t.id, 0)
+            buffers.append(attachment)
+        }
+        glDrawBuffers(GLsizei(buffers.count), buffers)
+        return glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
     }
 
     deinit {

@@ -51,6 +51,21 @@ func separable(_ p: Picture, _ kernel: [Double]) -> Picture {
 }
 
 /// Horizontal then vertical convolution, clamped at the edges, in float64 throughout.
+/// The largest RGB difference (code values) of `out` from `exact`, everywhere and within `margin`
+/// pixels of a border.
+func blurError(_ out: RGBAImage, _ exact: Picture, margin: Int) -> (worst: Double, border: Double) {
+    var worst = 0.0, border = 0.0
+    for y in 0..<out.height {
+        for x in 0..<out.width {
+            let d = (TestImages.color(out, x, y) - simd_clamp01(exact[x, y])) * 255
+            let e = max(Swift.abs(d.x), Swift.abs(d.y), Swift.abs(d.z))
+            worst = max(worst, e)
+            if min(x, y, out.width - 1 - x, out.height - 1 - y) < margin { border = max(border, e) }
+        }
+    }
+    return (worst, border)
+}
+
 func separableExact(_ p: Picture, _ kernel: [Double]) -> Picture {
     let r = kernel.count / 2
     let h = Picture(width: p.width, height: p.height) { x, y in
@@ -98,15 +113,7 @@ final class BlurTests: FilterTestCase {
             for sigma in [4.0, 5.5, 8.0, 11.0, 16.0] {
                 let out = try render([try filter("gaussianBlur", ["sigma": .float(sigma)])], image)
                 let exact = separableExact(source, gaussianKernel(sigma: sigma))
-                var worst = 0.0, border = 0.0
-                for y in 0..<height {
-                    for x in 0..<width {
-                        let d = (TestImages.color(out, x, y) - simd_clamp01(exact[x, y])) * 255
-                        let e = max(Swift.abs(d.x), Swift.abs(d.y), Swift.abs(d.z))
-                        worst = max(worst, e)
-                        if min(x, y, width - 1 - x, height - 1 - y) < 15 { border = max(border, e) }
-                    }
-                }
+                let (worst, border) = blurError(out, exact, margin: 15)
                 print("gaussianBlur auto \(width)x\(height) sigma \(sigma): worst \(String(format: "%.2f", worst)), within 15 px of a border \(String(format: "%.2f", border)) code values")
                 assertMatches(out, tolerance: 3, "\(width)x\(height) sigma \(sigma)") { x, y in exact[x, y] }
             }

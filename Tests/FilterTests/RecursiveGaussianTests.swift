@@ -331,15 +331,7 @@ final class RecursiveGaussianTests: FilterTestCase {
                 runner.upload(image)
                 runner.run()
                 let out = runner.read()
-                var worst = 0.0, border = 0.0
-                for y in 0..<height {
-                    for x in 0..<width {
-                        let d = (TestImages.color(out, x, y) - simd_clamp01(exact[x, y])) * 255
-                        let e = max(Swift.abs(d.x), Swift.abs(d.y), Swift.abs(d.z))
-                        worst = max(worst, e)
-                        if min(x, y, width - 1 - x, height - 1 - y) < 24 { border = max(border, e) }
-                    }
-                }
+                let (worst, border) = blurError(out, exact, margin: 24)
                 print("recursive Gaussian \(name) \(width)x\(height) sigma 8: worst \(String(format: "%.2f", worst)), within 24 px of a border \(String(format: "%.2f", border)) code values")
                 assertMatches(out, tolerance: 3, "\(name) \(width)x\(height)") { x, y in exact[x, y] }
             }
