@@ -50,7 +50,7 @@ package final class HardwareDecoder {
         // NVDEC does the decoding; frame threads would only hold more surfaces (FFmpeg adds one
         // per thread and NVDEC allows 32).
         decoder.pointee.thread_count = 1
-        log(.info, "decoder: \(codecName) on NVDEC (FFmpeg cuda hwaccel), frames downloaded to system memory")
+        log(.info, "decoder: \(codecName) on NVDEC (FFmpeg cuda hwaccel)")
         return HardwareDecoder(device: device, path: path, log: log)
     }
 

@@ -22,3 +22,7 @@ F=(ffmpeg -hide_banner -v error -nostdin -y)
   -pix_fmt yuv420p10le -colorspace bt709 -color_primaries bt709 -color_trc bt709 "$D/hevc10sdr.mp4"
 # Rotated 8-bit (unpacked planes), and HLG 10-bit rotated (P010 into unpacked planes, tone mapping).
 cp "$M/h264_aac51_1080p_bbb_rot90_2s.mp4" "$M/hevc10_hlg_aac_1080p_editlist_bframes_rot90.mp4" "$D/"
+# MPEG-TS that changes size mid-stream: 1 s of 640x360, then 1 s of 320x240.
+"${F[@]}" -f lavfi -i testsrc2=size=640x360:rate=25 -t 1 -c:v libx264 -preset veryfast -crf 18 -pix_fmt yuv420p -f mpegts "$D/a.part"
+"${F[@]}" -f lavfi -i testsrc2=size=320x240:rate=25 -t 1 -c:v libx264 -preset veryfast -crf 18 -pix_fmt yuv420p -output_ts_offset 1 -f mpegts "$D/b.part"
+cat "$D/a.part" "$D/b.part" > "$D/sizes.ts" && rm "$D/a.part" "$D/b.part"

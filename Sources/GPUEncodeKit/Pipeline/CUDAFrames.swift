@@ -23,6 +23,8 @@ final class CUDAFrames {
     private let log: @Sendable (LogLevel, String) -> Void
     private var interop: OpaquePointer?
     private var source: SemiPlanarSource?
+    /// The surface format the textures were made for (NV12, P010 or P016).
+    private var surface = AV_PIX_FMT_NONE
     /// Set once interop is found not to work: every frame is downloaded.
     private var downloading = false
     private var converter = FrameConverter()
@@ -46,7 +48,12 @@ final class CUDAFrames {
     /// `frame` (AV_PIX_FMT_CUDA) for `renderer`, on the GL thread.
     func importFrame(_ frame: Frame, renderer: FrameRenderer) throws -> Imported {
         if !downloading, interop == nil { open(frame, renderer: renderer) }
-        if let interop, let source {
+        let g = renderer.geometry
+        // A frame of another size or depth (the stream changed mid-way) is converted to the run's
+        // size and format by swscale, as the software path does: the textures are the first frame's.
+        let fits = Int(frame.width) == g.sourceWidth && Int(frame.height) == g.sourceHeight
+            && HardwareDecoder.surfaceFormat(frame.pointer) == surface
+        if fits, let interop, let source {
             var error = [CChar](repeating: 0, count: 256)
             let (luma, chroma) = (source.lumaExtent, source.chromaExtent)
             guard gpuencode_cuda_gl_copy(interop, frame.pointer, luma.bytes, luma.rows, chroma.bytes, chroma.rows, &error, error.count) == 0 else {
@@ -57,7 +64,7 @@ final class CUDAFrames {
         let downloaded = Frame()
         let rc = HardwareDecoder.download(frame.pointer, into: downloaded.pointer)
         guard rc >= 0 else { throw GPUEncodeError(.gpu, "downloading an NVDEC frame failed: \(averrorString(rc))") }
-        guard let work = converter.convert(downloaded, to: workingFormat, width: Int(frame.width), height: Int(frame.height)) else {
+        guard let work = converter.convert(downloaded, to: workingFormat, width: g.sourceWidth, height: g.sourceHeight) else {
             throw GPUEncodeError(.internal, "cannot convert a \(frame.width)x\(frame.height) NVDEC frame")
         }
         work.pts = frame.pts
@@ -86,6 +93,7 @@ final class CUDAFrames {
             }
             interop = opened
             source = made
+            self.surface = surface
             log(.info, "NVDEC frames go to the GPU stage through CUDA-GL interop (\(HardwareDecoder.surfaceFormatName(frame.pointer)) copied on the GPU)")
         } catch {
             fallBack("\(error)")
