@@ -65,6 +65,16 @@ public final class Frame: PlaneBuffer, @unchecked Sendable {
         set { pointer.pointee.top_field_first = newValue ? 1 : 0 }
     }
 
+    /// Takes `original`'s timestamp, length and field order: a converted copy (swscale) has none
+    /// of them, and deinterlacing and interlaced encoding need the fields later.
+    package func keepFields(of original: Frame) {
+        guard original !== self else { return }
+        pts = original.pts
+        duration = original.duration
+        interlaced = original.interlaced
+        topFieldFirst = original.topFieldFirst
+    }
+
     /// The decoder's best guess at the frame's presentation time (AV_NOPTS when it has none).
     package var bestEffortTimestamp: Int64 { pointer.pointee.best_effort_timestamp }
 

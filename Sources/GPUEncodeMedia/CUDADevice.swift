@@ -1,8 +1,9 @@
 import CFFmpeg
 import GPUEncodeCore
 
-/// One CUDA device context for many decoders (a batch's jobs): made by the first decoder that asks
-/// and shared by the rest, each holding its own reference. On the H100 a CUDA context costs a few
+/// The CUDA device context NVDEC decoders decode on: one for a single run, or one for many decoders
+/// (a batch's jobs), made by the first decoder that asks and shared by the rest, each holding its
+/// own reference. Every decoder gets its device here. On the H100 a CUDA context costs a few
 /// hundred milliseconds to make and the driver makes them one at a time: 16 jobs each making their
 /// own spent 6 s of a batch that software decoding finishes in 3 (docs/PERFORMANCE.md). FFmpeg's
 /// decoders may share a device context; NVDEC sessions on one context run in parallel.

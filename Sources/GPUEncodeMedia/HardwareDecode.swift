@@ -23,7 +23,7 @@ package final class HardwareDecoder {
     /// Called before `avcodec_open2`. Returns nil (software decoding) for `.none`, and for `.auto`
     /// when the codec has no cuda hwaccel or no CUDA device can be created; `.cuda` throws then.
     package static func attach(_ mode: HardwareAcceleration, to decoder: UnsafeMutablePointer<AVCodecContext>,
-                       codec: UnsafePointer<AVCodec>, path: String, shared: CUDADevice? = nil,
+                       codec: UnsafePointer<AVCodec>, path: String, device cuda: CUDADevice,
                        log: @escaping @Sendable (LogLevel, String) -> Void) throws -> HardwareDecoder? {
         if mode == .none { return nil }
         let codecName = String(cString: codec.pointee.name)
@@ -34,11 +34,8 @@ package final class HardwareDecoder {
             log(.info, "NVDEC not used: FFmpeg has no cuda hwaccel for \(codecName)")
             return nil
         }
-        // The caller's shared device (a batch's), else one of this decoder's own.
-        var device: UnsafeMutablePointer<AVBufferRef>?
-        var rc: Int32
-        if let shared { (device, rc) = shared.reference() } else { rc = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA, nil, nil, 0) }
-        guard rc >= 0, let device else {
+        let (reference, rc) = cuda.reference()
+        guard let device = reference else {
             if mode == .cuda {
                 throw GPUEncodeError(.gpu, path: path, "--hwaccel cuda: no CUDA device for NVDEC (FFmpeg: \(averrorString(rc))); it needs an NVIDIA GPU and driver (--hwaccel auto falls back to software)")
             }

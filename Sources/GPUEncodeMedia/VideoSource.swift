@@ -109,7 +109,8 @@ package final class VideoSource {
             dec.pointee.pkt_timebase = stream.pointee.time_base
             dec.pointee.thread_count = Int32(clamping: threads)
             dec.pointee.thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE
-            let hardware = try HardwareDecoder.attach(hwaccel, to: dec, codec: codec, path: path, shared: cudaDevice, log: log)
+            let hardware = try HardwareDecoder.attach(hwaccel, to: dec, codec: codec, path: path,
+                                                      device: cudaDevice ?? CUDADevice(), log: log)
             if hardware == nil {
                 log(.info, "decoder: \(String(cString: codec.pointee.name)) in software, \(threads == 0 ? "automatic" : String(threads)) threads")
             }
@@ -189,11 +190,9 @@ package final class VideoSource {
         }
         // A CUDA frame (`keepsCUDAFrames`) goes to the GPU stage as it is: its planes are not here to convert.
         let work = frame.pixelFormat == AV_PIX_FMT_CUDA ? frame : try convert(frame, to: format, width: width, height: height)
+        work.keepFields(of: frame)
         work.pts = pts
         work.duration = duration
-        // A converted copy has none of the original's properties; the fields' order is needed later.
-        work.interlaced = frame.interlaced
-        work.topFieldFirst = frame.topFieldFirst
         return work
     }
 

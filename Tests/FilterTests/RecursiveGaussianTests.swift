@@ -1,5 +1,6 @@
 import CEGL
 import GPUEncodeKit
+@testable import GPUEncodeRender
 import XCTest
 
 // Issue 15, tried and not kept (docs/PERFORMANCE.md, "O(1) Gaussians tried"): a recursive (IIR)
@@ -212,7 +213,7 @@ struct RecursiveGaussian {
 final class RecursiveGaussianRunner {
     let width: Int, height: Int
     private var textures: [GLuint] = []
-    private var programs: [(program: GLuint, input: Int, source: Int, output: Int, format: GLenum, count: Int, length: Int, start: Int?)] = []
+    private var programs: [(program: ShaderProgram, input: Int, source: Int, output: Int, format: GLenum, count: Int, length: Int, start: Int?)] = []
     private var fbo: GLuint = 0
 
     init(_ g: RecursiveGaussian, width: Int, height: Int) throws {
@@ -240,35 +241,19 @@ final class RecursiveGaussianRunner {
             (g.anticausal(rows: false, format: "rgba8"), 3, cascade ? 6 : 2, 4, GLenum(GL_RGBA8), width, height, nil),
         ]
         for (text, input, source, output, format, count, length, start) in plan {
-            let shader = glCreateShader(GLenum(GL_COMPUTE_SHADER))
-            text.withCString { p in
-                var s: UnsafePointer<GLchar>? = p
-                glShaderSource(shader, 1, &s, nil)
-            }
-            glCompileShader(shader)
-            var ok: GLint = 0
-            glGetShaderiv(shader, GLenum(GL_COMPILE_STATUS), &ok)
-            guard ok == GL_TRUE else {
-                var log = [GLchar](repeating: 0, count: 4096)
-                glGetShaderInfoLog(shader, 4096, nil, &log)
-                throw OracleFailure(String(cString: log) + "\n" + text)
-            }
-            let program = glCreateProgram()
-            glAttachShader(program, shader)
-            glLinkProgram(program)
-            glDeleteShader(shader)
-            glUseProgram(program)
-            glUniform1i(glGetUniformLocation(program, "lineInput"), 0)
-            glUniform1i(glGetUniformLocation(program, "lineSource"), 1)
-            glUniform1i(glGetUniformLocation(program, "lineLength"), GLint(length))
-            glUniform1i(glGetUniformLocation(program, "lineCount"), GLint(count))
+            // The product's compile and link (a failure throws with the driver's log).
+            let program = try ShaderProgram(compute: text, label: "recursive Gaussian line pass")
+            program.use()
+            glUniform1i(program.location("lineInput"), 0)
+            glUniform1i(program.location("lineSource"), 1)
+            glUniform1i(program.location("lineLength"), GLint(length))
+            glUniform1i(program.location("lineCount"), GLint(count))
             programs.append((program, input, source, output, format, count, length, start))
         }
         glGenFramebuffers(1, &fbo)
     }
 
     deinit {
-        for p in programs { glDeleteProgram(p.program) }
         glDeleteTextures(GLsizei(textures.count), textures)
         glDeleteFramebuffers(1, &fbo)
     }
@@ -281,7 +266,7 @@ final class RecursiveGaussianRunner {
 
     func run() {
         for p in programs {
-            glUseProgram(p.program)
+            p.program.use()
             glActiveTexture(GLenum(GL_TEXTURE0))
             glBindTexture(GLenum(GL_TEXTURE_2D), textures[p.input])
             glActiveTexture(GLenum(GL_TEXTURE1))
@@ -301,11 +286,6 @@ final class RecursiveGaussianRunner {
         glReadPixels(0, 0, GLsizei(width), GLsizei(height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), &pixels)
         return RGBAImage(width: width, height: height, pixels: pixels)
     }
-}
-
-struct OracleFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
 }
 
 final class RecursiveGaussianTests: FilterTestCase {

@@ -28,6 +28,8 @@ final class CUDAFrames {
     /// Set once interop is found not to work: every frame is downloaded.
     private var downloading = false
     private var converter = FrameConverter()
+    /// Where the C side writes an error line (one buffer for the run, not one per frame).
+    private var error = [CChar](repeating: 0, count: 256)
 
     init(workingFormat: AVPixelFormat, log: @escaping @Sendable (LogLevel, String) -> Void) {
         self.workingFormat = workingFormat
@@ -54,7 +56,6 @@ final class CUDAFrames {
         let fits = Int(frame.width) == g.sourceWidth && Int(frame.height) == g.sourceHeight
             && HardwareDecoder.surfaceFormat(frame.pointer) == surface
         if fits, let interop, let source {
-            var error = [CChar](repeating: 0, count: 256)
             let (luma, chroma) = (source.lumaExtent, source.chromaExtent)
             guard gpuencode_cuda_gl_copy(interop, frame.pointer, luma.bytes, luma.rows, chroma.bytes, chroma.rows, &error, error.count) == 0 else {
                 throw GPUEncodeError(.gpu, "copying an NVDEC frame into a GL texture failed: \(String(cString: error))")
@@ -67,10 +68,7 @@ final class CUDAFrames {
         guard let work = converter.convert(downloaded, to: workingFormat, width: g.sourceWidth, height: g.sourceHeight) else {
             throw GPUEncodeError(.internal, "cannot convert a \(frame.width)x\(frame.height) NVDEC frame")
         }
-        work.pts = frame.pts
-        work.duration = frame.duration
-        work.interlaced = frame.interlaced
-        work.topFieldFirst = frame.topFieldFirst
+        work.keepFields(of: frame)
         return .downloaded(work)
     }
 
@@ -87,7 +85,6 @@ final class CUDAFrames {
         }
         do {
             let made = try SemiPlanarSource(renderer: renderer)
-            var error = [CChar](repeating: 0, count: 256)
             guard let opened = gpuencode_cuda_gl_open(frame.pointer, made.lumaTexture, made.chromaTexture, &error, error.count) else {
                 return fallBack(String(cString: error))
             }
