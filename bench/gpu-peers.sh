@@ -43,8 +43,10 @@
 # Tools: GPUENCODE / FFMPEG / FFPROBE (commands) override the defaults: `bash .gpu/run gpuencode`,
 # `bash .ffb/run ffmpeg|ffprobe` where the bundles are here and ffmpeg is not on PATH (the GPU machine;
 # BUNDLES=1 forces them, BUNDLES=0 never), else .build/release/gpuencode, ffmpeg, ffprobe.
-# Timing: /usr/bin/time, else the bundle's (`bash .ffb/run time`). OpenCL: OCL_ICD_FILENAMES
-# is pointed at NVIDIA's library alone where /usr/local/nvidia/lib64/libnvidia-opencl.so.1 exists (KEEP_OCL_ICD=1 keeps it).
+# Timing: /usr/bin/time, else the bundle's (`bash .ffb/run time`). OpenCL: where
+# /usr/local/nvidia/lib64/libnvidia-opencl.so.1 exists, OCL_ICD_VENDORS names a vendor file listing it alone
+# (KEEP_OCL_ICD=1 keeps the environment's). Debian's ocl-icd gave no platform (-1001) with OCL_ICD_FILENAMES
+# pointing there, although the library itself offers one (clIcdGetPlatformIDsKHR: 1 platform), 2026-11-23.
 set -u
 
 usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; }
@@ -142,7 +144,11 @@ command -v timeout >/dev/null 2>&1 && TO=(timeout -k 5 "$SIDE_TIMEOUT")
 NV_OCL=/usr/local/nvidia/lib64/libnvidia-opencl.so.1
 # The GPU machine's environment lists pocl first (libpocl.so.2:libnvidia-opencl.so.1), and ffmpeg's
 # `opencl=ocl` takes the first platform's first device, which pocl could not create there: NVIDIA's alone.
-if [ -e "$NV_OCL" ] && [ "${KEEP_OCL_ICD:-0}" != 1 ]; then export OCL_ICD_FILENAMES=$NV_OCL; fi
+if [ -e "$NV_OCL" ] && [ "${KEEP_OCL_ICD:-0}" != 1 ]; then
+  TMPDIR_OCL=$(mktemp -d); echo "$NV_OCL" > "$TMPDIR_OCL/nvidia.icd"
+  unset OCL_ICD_FILENAMES
+  export OCL_ICD_VENDORS=$TMPDIR_OCL
+fi
 
 # The sepia peers: GPUImage's sepia matrix (Sources/GPUEncodeFilters/ColorMatrixFilters.swift, rows are
 # output R, G, B), the same as bench/compare.sh's colorchannelmixer. Both shaders see non-linear R'G'B'
@@ -552,7 +558,7 @@ REPORT=$WORK/report.md
   for s in "${FILTER_SIDES[@]}"; do filter_cmd "$s" CLIP "${FN[$id]:-N}"; echo "# filters $s: $(show)"; done
   for s in gpuencode-sepia "${CHECK_SIDES[@]}"; do check_cmd "$s" CHECK.mp4 OUT.mp4; echo "# check $s: $(show)"; done
   echo "# psnr: ffmpeg -i PEER.mp4 -i GPUENCODE.mp4 -filter_complex '[0:v][1:v]psnr=shortest=1' -f null -"
-  echo "# env: OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES:-unset} VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset} (.ffb/run sets the NVIDIA ICD)"
+  echo "# env: OCL_ICD_VENDORS=${OCL_ICD_VENDORS:-unset} OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES:-unset} VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset} (.ffb/run sets the NVIDIA ICD)"
   echo '```'
   echo
   echo '`sepia.hook` (libplacebo, hooked at MAIN: R'"'"'G'"'"'B'"'"' 0..1 after the YUV conversion):'
