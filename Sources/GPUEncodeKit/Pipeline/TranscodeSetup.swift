@@ -32,7 +32,7 @@ final class TranscodeJob {
         if TranscodeJob.keepsHDR(o, input: input) && !o.encoder.codecGiven && o.encoder.codec == .h264 { o.encoder.codec = .hevc }
         self.options = o
         o.report?.describe(o)
-        output = try OutputFile(path: o.output, overwrite: o.overwrite, codec: o.encoder.codec, planOnly: planOnly)
+        output = try OutputFile(path: o.output, overwrite: o.overwrite, codec: o.encoder.codec, planOnly: planOnly, folder: o.outputFolder)
         o.report?.output(container: String(cString: output.format.pointee.oformat.pointee.name))
         let metadata = MetadataPolicy(o.encoder)
         // The output starts at 0 (ffmpeg's default) unless --copyts: what each stream moves by.
