@@ -107,6 +107,8 @@ public enum Studio {
                 return StudioResponse.pictures(pictures, milliseconds: Int(((monotonicSeconds() - started) * 1000).rounded()))
             } catch let e as Located {
                 return StudioResponse.error(.unprocessableContent, e.problem.message, line: e.problem.line, column: e.problem.column, which: e.which)
+            } catch let e as StudioSession.FrameProblem {
+                return StudioResponse.error(.unprocessableContent, e.error.description, which: "frame")
             } catch let e as GPUEncodeError {
                 return StudioResponse.error(.unprocessableContent, e.description, which: "preset")
             }
