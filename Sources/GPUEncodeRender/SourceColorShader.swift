@@ -83,7 +83,12 @@ package struct SourceColorShader {
     }
 
     package var glsl: String {
-        let head = "vec3 sourceRGB(vec3 yuv) {\n    vec3 e = clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0);\n"
+        // HDR R'G'B' keep their super-whites (up to BT.2100's narrow-range ceiling) on the way to
+        // linear light: a saturated colour's largest channel often lies above 1 (BT.709 blue written
+        // as HLG BT.2020 has B' = 1.07), and clipping it alone changes the channels' ratios, hence the
+        // hue once the primaries are converted (that blue came out violet, 77,0,253).
+        let ceiling = isIdentity || keepsSignal || color.transfer == .sdr ? "1.0" : f(SourceColorShader.signalCeiling)
+        let head = "vec3 sourceRGB(vec3 yuv) {\n    vec3 e = clamp(yuvToRgb * yuv + yuvOffset, 0.0, \(ceiling));\n"
         if isIdentity || keepsSignal {
             return clamped ? head + "    return e;\n}\n\n" : "vec3 sourceRGB(vec3 yuv) {\n    return yuvToRgb * yuv + yuvOffset;\n}\n\n"
         }
@@ -180,55 +185,77 @@ package struct SourceColorShader {
 
     """
 
+    /// The largest R'G'B' value an HDR signal is read with: BT.2100's narrow-range ceiling (10-bit
+    /// code 1019; the codes above are reserved). Higher values, which only broken chroma makes,
+    /// would take PQ's EOTF towards its pole (R' ≈ 1.9) for nothing.
+    static let signalCeiling = (1019.0 - 64) / 876
+
     /// `vec3 toneMap(vec3 c, float peak)`: the curve on max(R, G, B), applied as a ratio (bt2390:
-    /// on luminance, `luminanceApply`).
+    /// on luminance, `luminanceApply`). Every curve is finite, continuous and non-decreasing in
+    /// `sig` for every peak, holds light above the peak at the peak's value (or keeps rising), and
+    /// compresses nothing where the peak does not exceed the target (`peak` ≤ 1): there the
+    /// picture is shown as it is and only the SDR display clips.
     static func curve(_ curve: ToneMapCurve, target: Double, hybrid: Bool = false, bt2020: Bool = true) -> String {
         let body: String
         switch curve {
         case .clip:
             body = "return min(sig, 1.0);"
         case .reinhard:
-            body = "return sig / (sig + 1.0) * (peak + 1.0) / peak;"
+            body = "return mix(sig, sig / (sig + 1.0) * (peak + 1.0) / peak, toneMapOnset(peak));"
         case .hable:
-            return """
+            return toneMapOnset + """
             float hable(float x) {
                 const float a = 0.15, b = 0.50, c = 0.10, d = 0.20, e = 0.02, f = 0.30;
                 return (x * (x * a + b * c) + d * e) / (x * (x * a + b) + d * f) - e / f;
             }
-            float curve(float sig, float peak) { return hable(sig) / hable(peak); }
+            float curve(float sig, float peak) { return mix(sig, hable(sig) / hable(max(peak, 1.0)), toneMapOnset(peak)); }
 
             """ + apply
         case .mobius:
+            // Tends to the identity as the peak comes down to the target (b grows without bound).
             body = """
             const float j = 0.3;
-                if (sig <= j) return sig;
+                if (sig <= j || peak <= 1.0) return sig;
                 float a = -j * j * (peak - 1.0) / (j * j - 2.0 * j + peak);
                 float b = (j * j - 2.0 * j * peak + peak) / max(peak - 1.0, 1e-6);
                 return (b * b + 2.0 * b * j + j * j) / (b - a) * (sig + a) / (sig + b);
             """
         case .bt2390:
             // PQ of the target peak relative to the source peak; sig and peak in target-peak units.
+            // A peak at or below the target gives maxLum = 1: the knee at the top, no spline.
             body = """
             float scale = \(f(target / 10000));
-                float srcPQ = pqInverseEOTF(peak * scale);
-                float e = pqInverseEOTF(sig * scale) / srcPQ;
-                float maxLum = pqInverseEOTF(scale) / srcPQ;
+                float srcPQ = pqInverseEOTF(max(peak, 1.0) * scale);
+                // Light above the peak (metadata that understates it, a smoothed measured peak) is
+                // held at the peak: the spline ends flat and would turn down past its end.
+                float e = min(pqInverseEOTF(sig * scale) / srcPQ, 1.0);
+                float maxLum = min(pqInverseEOTF(scale) / srcPQ, 1.0);
                 // The knee: libplacebo's default offset 1.0 (ITU-R BT.2390 writes 0.5: 1.5·maxLum − 0.5).
                 float ks = 2.0 * maxLum - 1.0;
                 if (e > ks) {
+                    // (e ≤ 1, so ks < 1 here.)
                     float t = (e - ks) / (1.0 - ks);
                     float t2 = t * t, t3 = t2 * t;
                     e = (2.0 * t3 - 3.0 * t2 + 1.0) * ks + (t3 - 2.0 * t2 + t) * (1.0 - ks) + (-2.0 * t3 + 3.0 * t2) * maxLum;
                 }
-                // BT.2390's black level lift to the SDR display's black (1000:1, as libplacebo's).
+                // BT.2390's black level lift to the SDR display's black (1000:1, as libplacebo's), at
+                // every peak: it is the display's black, not a compression (bt1886Inverse puts it at
+                // code 0). The exponent min(1/minLum, 4) (libplacebo's later form) keeps it
+                // non-decreasing where the display's black is a large part of the range (high targets).
                 float minLum = pqInverseEOTF(0.001 * scale) / srcPQ;
-                e += minLum * pow(1.0 - e, 4.0);
+                e += minLum * pow(1.0 - e, min(1.0 / minLum, 4.0));
                 return 10000.0 * pqEOTF(vec3(e * srcPQ)).x / \(f(target));
             """
-            return "float curve(float sig, float peak) {\n    \(body)\n}\n\n" + luminanceApply(hybrid: hybrid, bt2020: bt2020)
+            return toneMapOnset + "float curve(float sig, float peak) {\n    \(body)\n}\n\n" + luminanceApply(hybrid: hybrid, bt2020: bt2020)
         }
-        return "float curve(float sig, float peak) {\n    \(body)\n}\n\n" + apply
+        return toneMapOnset + "float curve(float sig, float peak) {\n    \(body)\n}\n\n" + apply
     }
+
+    /// How much of a compression that is not already the identity at the target (ffmpeg's hable
+    /// and reinhard, which at peak 1 brighten mid-grey by 13% and 33%; libplacebo's luminance
+    /// correction) applies: none at or below the target, all of it from twice the target, so a
+    /// measured peak that crosses the target changes the picture gradually.
+    static let toneMapOnset = "float toneMapOnset(float peak) { return clamp(peak - 1.0, 0.0, 1.0); }\n"
 
     /// bt2390's `vec3 toneMap(vec3 c, float peak)`: libplacebo's default tone-mapping mode
     /// ('auto', libplacebo 4.208 as ffmpeg 5.1's libplacebo filter runs it) on the source's linear
@@ -237,7 +264,8 @@ package struct SourceColorShader {
     ///   so saturated colours approach white as they brighten, as on film;
     /// - the curve on luminance Y (XYZ, with X and Z as differences from Y relative to D65 white),
     ///   X and Z scaled by (Y'/Y)^(1 + k) so highlights desaturate a little (k = ln 1.1 / ln(1000/203):
-    ///   1000 nits to SDR desaturates by 1.1), and Y lowered by 0.1·X where the range is reduced;
+    ///   1000 nits to SDR desaturates by 1.1), and Y lowered by 0.1·X where the range is reduced
+    ///   (faded in up to twice the target, `toneMapOnset`; libplacebo switches it on at once);
     /// - `hybrid` (a peak over 10x the target): mixed with the curve per channel by
     ///   max(Lb^2.4/Y^2.4, Y^2.4), so near black and near white the channels are mapped each alone
     ///   (the weight clamped to 0...1 here; libplacebo extrapolates below the display's black).
@@ -265,7 +293,7 @@ package struct SourceColorShader {
             float orig = max(xyz.y, 0.001);
             float y = curve(max(xyz.y, 0.0), peak);
             xyz.xz *= pow(y / orig, \(f(desaturation))) * y / orig;
-            xyz.y = peak > 1.0 ? y - max(0.1 * xyz.x, 0.0) : y;
+            xyz.y = y - max(0.1 * xyz.x, 0.0) * toneMapOnset(peak);
             vec3 lum = \(glslMatrix(invert(toXYZ))) * xyz;
         \(hybridMix)    return (lum - ct * (lum.r + lum.g + lum.b)) / (1.0 - 3.0 * ct);
         }
