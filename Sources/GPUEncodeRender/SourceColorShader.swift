@@ -11,7 +11,8 @@ import GPUEncodeCore
 // - PQ (SMPTE ST 2084): the PQ EOTF gives absolute nits (10000 at code 1.0).
 // - HLG (ARIB STD-B67): the inverse OETF gives scene light 0...1, then the BT.2100 OOTF at the
 //   nominal peak Lw (1000 nits unless the side data says otherwise): Fd = Lw · Ys^(γ-1) · E with
-//   γ = 1.2 + 0.42·log10(Lw/1000) and Ys the BT.2020 luminance of the scene light, after BT.2100's
+//   γ = 1.2 + 0.42·log10(Lw/1000) (BT.2390's extended form outside 400...2000 nits,
+//   `hlgSystemGamma`) and Ys the BT.2020 luminance of the scene light, after BT.2100's
 //   black level lift β = √(3·(Lb/Lw)^(1/γ)) for a display black Lb (the mastering display's, else
 //   0.005 nits as libplacebo assumes).
 //
@@ -82,6 +83,13 @@ package struct SourceColorShader {
         color.hdr.peakNits ?? (color.transfer == .pq ? 10000 : 1000)
     }
 
+    /// BT.2100's HLG system gamma for a display of nominal peak `peakNits`: 1.2 + 0.42·log10(Lw/1000)
+    /// from 400 to 2000 nits, where BT.2100 defines it, and BT.2390's extended form 1.2·1.111^log2(Lw/1000)
+    /// outside (the first falls to 0 at 1 nit, and below it the OOTF would darken as the signal rises).
+    static func hlgSystemGamma(peakNits: Double) -> Double {
+        (400...2000).contains(peakNits) ? 1.2 + 0.42 * log10(peakNits / 1000) : 1.2 * pow(1.111, log2(peakNits / 1000))
+    }
+
     package var glsl: String {
         // HDR R'G'B' keep their super-whites (up to BT.2100's narrow-range ceiling) on the way to
         // linear light: a saturated colour's largest channel often lies above 1 (BT.709 blue written
@@ -109,13 +117,15 @@ package struct SourceColorShader {
         case .pq:
             linear = "    vec3 nits = 10000.0 * pqEOTF(e);\n"
         case .hlg, .sdr:
-            let gamma = 1.2 + 0.42 * log10(peakNits / 1000)
+            let gamma = SourceColorShader.hlgSystemGamma(peakNits: peakNits)
             // BT.2100's black level lift β for a display of black Lb and peak Lw (the signal is
             // raised by β·(1 − E′) before the inverse OETF): Lb is the mastering display's black,
             // else 0.005 nits, as libplacebo assumes for an HLG display (measured: its rendition
             // of an HLG pattern matches this lift, with or without mastering metadata).
             let black = color.hdr.mastering.map { $0.minLuminance } ?? 0
-            let beta = (3 * pow((black > 0 ? black : 0.005) / peakNits, 1 / gamma)).squareRoot()
+            // (A black above 1% of the peak, which only wrong metadata gives, is taken as 1%: a lift β
+            // of 1 or more would flatten or invert the signal.)
+            let beta = (3 * pow(min(black > 0 ? black : 0.005, peakNits / 100) / peakNits, 1 / gamma)).squareRoot()
             linear = """
                 vec3 scene = hlgInverseOETF(\(f(1 - beta)) * e + \(f(beta)));
                 float ys = max(dot(vec3(0.2627, 0.6780, 0.0593), scene), 1e-6);
