@@ -261,10 +261,10 @@ package struct SourceColorShader {
         return toneMapOnset + "float curve(float sig, float peak) {\n    \(body)\n}\n\n" + apply
     }
 
-    /// How much of a compression that is not already the identity at the target (ffmpeg's hable
-    /// and reinhard, which at peak 1 brighten mid-grey by 13% and 33%; libplacebo's luminance
-    /// correction) applies: none at or below the target, all of it from twice the target, so a
-    /// measured peak that crosses the target changes the picture gradually.
+    /// How much of a curve that is not the identity at the target (ffmpeg's hable and reinhard,
+    /// which at peak 1 brighten mid-grey by 13% and 33%) applies: none at or below the target, all
+    /// of it from twice the target, so a measured peak that crosses the target changes the picture
+    /// gradually.
     static let toneMapOnset = "float toneMapOnset(float peak) { return clamp(peak - 1.0, 0.0, 1.0); }\n"
 
     /// bt2390's `vec3 toneMap(vec3 c, float peak)`: libplacebo's default tone-mapping mode
@@ -275,7 +275,8 @@ package struct SourceColorShader {
     /// - the curve on luminance Y (XYZ, with X and Z as differences from Y relative to D65 white),
     ///   X and Z scaled by (Y'/Y)^(1 + k) so highlights desaturate a little (k = ln 1.1 / ln(1000/203):
     ///   1000 nits to SDR desaturates by 1.1), and Y lowered by 0.1·X where the range is reduced
-    ///   (faded in up to twice the target, `toneMapOnset`; libplacebo switches it on at once);
+    ///   (faded in over the first 1% above the target, where libplacebo switches it on at once: a
+    ///   dim scene's measured peak lies just above the target, and a slower fade cost 3 dB there);
     /// - `hybrid` (a peak over 10x the target): mixed with the curve per channel by
     ///   max(Lb^2.4/Y^2.4, Y^2.4), so near black and near white the channels are mapped each alone
     ///   (the weight clamped to 0...1 here; libplacebo extrapolates below the display's black).
@@ -303,7 +304,7 @@ package struct SourceColorShader {
             float orig = max(xyz.y, 0.001);
             float y = curve(max(xyz.y, 0.0), peak);
             xyz.xz *= pow(y / orig, \(f(desaturation))) * y / orig;
-            xyz.y = y - max(0.1 * xyz.x, 0.0) * toneMapOnset(peak);
+            xyz.y = y - max(0.1 * xyz.x, 0.0) * clamp((peak - 1.0) * 100.0, 0.0, 1.0);
             vec3 lum = \(glslMatrix(invert(toXYZ))) * xyz;
         \(hybridMix)    return (lum - ct * (lum.r + lum.g + lum.b)) / (1.0 - 3.0 * ct);
         }
