@@ -40,8 +40,12 @@ import GPUEncodeCore
 // `sig` in units of the target peak:
 // - bt2390: ITU-R BT.2390-x's EETF: sig and the peaks in PQ, normalised so the source peak is 1;
 //   below the knee KS = 2·maxLum − 1 (libplacebo's knee offset 1.0; BT.2390 writes 0.5)
-//   unchanged, above it a Hermite spline that reaches maxLum (the target peak) at 1.
-// - hable: h(sig)/h(peak), h(x) = (x(Ax+CB)+DE)/(x(Ax+B)+DF) − E/F, A..F = .15 .5 .1 .2 .02 .3.
+//   unchanged, above it a Hermite spline that reaches maxLum (the target peak) at 1, then the
+//   black level lift minLum·(1 − E)^min(1/minLum, 4).
+// Where the peak does not exceed the target (peak ≤ 1) no curve compresses (bt2390 keeps only its
+// black level lift, the SDR display's black); light above the peak stays at the peak's value.
+// - hable: h(sig)/h(peak), h(x) = (x(Ax+CB)+DE)/(x(Ax+B)+DF) − E/F, A..F = .15 .5 .1 .2 .02 .3,
+//   faded in from the identity between peak 1 and 2 (`toneMapOnset`), as reinhard.
 // - mobius: linear up to j = 0.3, then (b+j)²/(b−a) · (x+a)/(x+b) with a, b making it reach 1 at
 //   the peak with a continuous slope (ffmpeg's formula).
 // - reinhard: sig/(sig+1) · (peak+1)/peak (ffmpeg's tonemap=reinhard with its default param).
