@@ -11,8 +11,8 @@ import GPUEncodeCore
 // - PQ (SMPTE ST 2084): the PQ EOTF gives absolute nits (10000 at code 1.0).
 // - HLG (ARIB STD-B67): the inverse OETF gives scene light 0...1, then the BT.2100 OOTF at the
 //   nominal peak Lw (1000 nits unless the side data says otherwise): Fd = Lw · Ys^(γ-1) · E with
-//   γ = 1.2 + 0.42·log10(Lw/1000) (BT.2390's extended form outside 400...2000 nits,
-//   `hlgSystemGamma`) and Ys the BT.2020 luminance of the scene light, after BT.2100's
+//   γ = 1.2 + 0.42·log10(Lw/1000), never below 1 (`hlgSystemGamma`), and Ys the BT.2020
+//   luminance of the scene light, after BT.2100's
 //   black level lift β = √(3·(Lb/Lw)^(1/γ)) for a display black Lb (the mastering display's, else
 //   0.005 nits as libplacebo assumes).
 //
@@ -87,11 +87,13 @@ package struct SourceColorShader {
         color.hdr.peakNits ?? (color.transfer == .pq ? 10000 : 1000)
     }
 
-    /// BT.2100's HLG system gamma for a display of nominal peak `peakNits`: 1.2 + 0.42·log10(Lw/1000)
-    /// from 400 to 2000 nits, where BT.2100 defines it, and BT.2390's extended form 1.2·1.111^log2(Lw/1000)
-    /// outside (the first falls to 0 at 1 nit, and below it the OOTF would darken as the signal rises).
+    /// BT.2100's HLG system gamma for a display of nominal peak `peakNits`, 1.2 + 0.42·log10(Lw/1000),
+    /// never below 1: BT.2100 defines it from 400 nits up, and below it falls to 0 at 1 nit (the
+    /// OOTF would then darken as the signal rises). libplacebo does the same: its rendition of an
+    /// HLG ramp with a 203-nit mastering display fits γ = 0.99 (BT.2100's formula gives 0.91,
+    /// BT.2390's extended form 1.2·1.111^log2(Lw/1000) 0.94).
     static func hlgSystemGamma(peakNits: Double) -> Double {
-        (400...2000).contains(peakNits) ? 1.2 + 0.42 * log10(peakNits / 1000) : 1.2 * pow(1.111, log2(peakNits / 1000))
+        max(1.2 + 0.42 * log10(peakNits / 1000), 1)
     }
 
     package var glsl: String {

@@ -282,7 +282,7 @@ final class HDRTests: BatchTestCase {
 
     /// Three frames of flat grey patches 32 pixels wide, one a 10-bit code (limited range, Cb = Cr =
     /// 512), BT.2020 in `transfer`: lossless HEVC with `maxCLL` in its SEI, else ffv1 (no metadata).
-    func makePatches(_ transfer: String, codes: [Int], maxCLL: Int?, name: String) throws -> URL {
+    func makePatches(_ transfer: String, codes: [Int], maxCLL: Int?, masteringPeak: Int? = nil, name: String) throws -> URL {
         let (width, height) = (32 * codes.count, 64)
         var frame = Data()
         func append(_ v: Int, _ count: Int) { for _ in 0..<count { frame.append(UInt8(v & 255)); frame.append(UInt8(v >> 8)) } }
@@ -290,7 +290,9 @@ final class HDRTests: BatchTestCase {
         append(512, width * height / 2)
         let raw = scratch(name + ".yuv"), url = scratch(name)
         try Data((0..<3).flatMap { _ in frame }).write(to: raw)
-        let codec = maxCLL.map { ["-c:v", "libx265", "-x265-params", "log-level=none:lossless=1:max-cll=\($0),\($0 / 2)"] } ?? ["-c:v", "ffv1"]
+        let sei = (maxCLL.map { [":max-cll=\($0),\($0 / 2)"] } ?? [])
+            + (masteringPeak.map { [":master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(\($0 * 10000),50)"] } ?? [])
+        let codec = sei.isEmpty ? ["-c:v", "ffv1"] : ["-c:v", "libx265", "-x265-params", "log-level=none:lossless=1" + sei.joined()]
         try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "yuv420p10le", "-s", "\(width)x\(height)",
                                          "-r", "10", "-i", raw.path] + codec + ["-color_range", "tv", "-color_trc", transfer,
                                                                                 "-color_primaries", "bt2020", "-colorspace", "bt2020nc", url.path])
@@ -380,7 +382,9 @@ final class HDRTests: BatchTestCase {
 
     /// HLG grey patches (signal 0.25 to 1.0) with MaxCLL 203 (the peak = the target), 1000 and
     /// none, with and without --peak-detect: grey, never darker as the signal rises, the signal's
-    /// top (its nominal peak) SDR white.
+    /// top (its nominal peak) SDR white. With a 203-nit mastering display, from signal 0.5 up within
+    /// 2 code values of libplacebo (whose rendition fits a system gamma of 0.99 there: γ is never
+    /// below 1; BT.2100's formula would give 0.91: 4-8 code values brighter from signal 0.5 to 0.8).
     func testHLGWhiteStaysWhiteAtAndAroundTheTarget() throws {
         let signal: [Double] = [0.25, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 1.0]
         let codes = signal.map { Int((64 + 876 * $0).rounded()) }
@@ -399,6 +403,14 @@ final class HDRTests: BatchTestCase {
                 XCTAssertGreaterThan(y[0], 16, "\(what): \(y)")
             }
         }
+        let input = try makePatches("arib-std-b67", codes: codes, maxCLL: nil, masteringPeak: 203, name: "hlg-md203.mkv")
+        let ours = scratch("ours-hlg-md203.mkv")
+        XCTAssertEqual(try gpuencode([input.path, ours.path, "--crf", "0"]).status, 0)
+        let ref = try reference(input, HDRTests.libplacebo.replacing("tonemapping=bt.2390", with: "tonemapping=bt.2390:peak_detect=0"),
+                                name: "pl-hlg-md203.mkv", vulkan: true, frames: 1)
+        let a = try patchLuma(ours, count: signal.count).luma[0], b = try patchLuma(ref, count: signal.count).luma[0]
+        print("HLG mastering display 203: Y \(a), libplacebo \(b)")
+        for (i, e) in signal.enumerated() where e >= 0.5 { XCTAssertEqual(a[i], b[i], accuracy: 2, "HLG, 203-nit mastering display, signal \(e): \(a) against libplacebo \(b)") }
     }
 
     // MARK: - --hdr keep
