@@ -12,9 +12,9 @@ import GPUEncodeCore
 // - HLG (ARIB STD-B67): the inverse OETF gives scene light 0...1, then the BT.2100 OOTF at the
 //   nominal peak Lw (1000 nits unless the side data says otherwise): Fd = Lw · Ys^(γ-1) · E with
 //   γ = 1.2 + 0.42·log10(Lw/1000), never below 1 (`hlgSystemGamma`), and Ys the BT.2020
-//   luminance of the scene light, after BT.2100's
-//   black level lift β = √(3·(Lb/Lw)^(1/γ)) for a display black Lb (the mastering display's, else
-//   0.005 nits as libplacebo assumes).
+//   luminance of the scene light, after BT.2100's black level lift β = √(3·(Lb/Lw)^(1/γ)) for a
+//   display black Lb (the mastering display's, else 0.005 nits as libplacebo assumes). R'G'B' are
+//   read up to BT.2100's narrow-range ceiling, not clipped at 1 (`signalCeiling`).
 //
 //   HDR light is then counted in units of the SDR target peak (`--target-peak`, 100 nits: 1.0 is
 //   SDR reference white, as ffmpeg's `zscale=npl=100` + `tonemap` count it), converted to BT.709
