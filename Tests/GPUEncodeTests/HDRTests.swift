@@ -366,6 +366,14 @@ final class HDRTests: BatchTestCase {
             XCTAssertGreaterThanOrEqual(y[6], 234, "--peak-detect, brightest 203 nits: 203 nits is Y \(y[6]): \(y)")
             XCTAssertEqual(Double(y[2]), HDRTests.bt1886Code(100 / 203), accuracy: 1.5, "--peak-detect, brightest 203 nits: 100 nits compressed: \(y)")
         }
+        // Peak = target at another target: MaxCLL 1000 with --target-peak 1000.
+        let pq1000 = scratch("pq1000.mkv"), at1000 = scratch("ours-target1000.mkv")
+        XCTAssertEqual(try gpuencode([pq1000.path, at1000.path, "--crf", "0", "--target-peak", "1000"]).status, 0)
+        for y in try patchLuma(at1000, count: nits.count).luma {
+            XCTAssertEqual(y, y.sorted(), "MaxCLL 1000, --target-peak 1000: \(y)")
+            XCTAssertGreaterThanOrEqual(y[10], 234, "MaxCLL 1000, --target-peak 1000: 1000 nits is Y \(y[10]): \(y)")
+            XCTAssertEqual(Double(y[9]), HDRTests.bt1886Code(250.0 / 1000), accuracy: 1.5, "MaxCLL 1000, --target-peak 1000: 250 nits compressed: \(y)")
+        }
         // Each curve at MaxCLL = target: white is white, 100 nits as BT.1886 (bt2390) or the 2.4 power
         // zscale encodes with (the others).
         let input203 = scratch("pq203.mkv")
