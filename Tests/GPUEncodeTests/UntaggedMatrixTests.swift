@@ -45,19 +45,21 @@ final class UntaggedMatrixTests: GPUEncodeTestCase {
         // The output is BT.709 and tagged so.
         let tags = try XCTUnwrap(try Oracle.streams(ours).first)
         XCTAssertEqual([tags.colorSpace, tags.colorPrimaries, tags.colorTransfer], ["bt709", "bt709", "bt709"], file: file, line: testLine)
-        // swscale, told the guessed matrix, to BT.709 (chroma repeated, so its chroma is coarse: Y is the
-        // measure; a wrong matrix moves Y by several code values on testsrc2's colours).
+        // swscale, told the guessed matrix, to BT.709 (it converts through R'G'B' with chroma repeated,
+        // not interpolated, so even the right matrix is only about 41 dB from ours when it changes the
+        // matrix: docs/editing.md; a wrong matrix is far further).
         let reference = scratch("untagged-\(size)-reference.mkv")
         try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", clip.path, "-vf",
                                          "scale=in_color_matrix=\(matrix):in_range=tv:out_color_matrix=bt709:out_range=tv,format=yuv420p",
                                          "-c:v", "ffv1", reference.path])
         let score = try Oracle.planePSNR(ours, reference)
-        XCTAssertGreaterThanOrEqual(score[0], 45, "Y against swscale told \(matrix): \(score)", file: file, line: testLine)
+        XCTAssertGreaterThanOrEqual(score[0], 40, "Y against swscale told \(matrix): \(score)", file: file, line: testLine)
         let other = matrix == "bt709" ? "bt601" : "bt709"
         try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", clip.path, "-vf",
                                          "scale=in_color_matrix=\(other):in_range=tv:out_color_matrix=bt709:out_range=tv,format=yuv420p",
                                          "-c:v", "ffv1", reference.path])
         let wrong = try Oracle.planePSNR(ours, reference)
+        print("untagged \(size): Y/Cb/Cr \(score) dB against swscale told \(matrix), \(wrong) told \(other)")
         XCTAssertGreaterThan(score[0], wrong[0] + 5, "Y closer to \(matrix) than to \(other): \(score) against \(wrong)", file: file, line: testLine)
 
         // --preset none does not touch the pixels and keeps the input's (absent) tags: a player guesses the same.
