@@ -110,12 +110,19 @@ public enum PolkaDotFilter {
             CellGLSL.widthParameter,
             .float("dotScaling", default: 0.9, range: 0...1, "dot diameter as a fraction of the cell"),
         ],
-        kind: .sampling(glsl: CellGLSL.uniforms + "uniform float {{p}}dotScaling;\n" + CellGLSL.cells, passes: ["""
+        // Inside or outside a dot is decided in integers, as halftone's (the cell side in whole half
+        // pixels, positions in quarter pixels, dotScaling to 1/255), so every renderer draws the same dots.
+        kind: .sampling(glsl: CellGLSL.uniforms + "uniform float {{p}}dotScaling;\n" + ExactDecisionGLSL.helpers, passes: ["""
         vec4 {{p}}run(vec2 uv) {
-            vec2 centre = {{p}}cellCentre(uv);
-            vec4 c = texture({{p}}input, centre);
-            float inside = step({{p}}widthDistance(uv, centre), 0.5 * {{p}}cellWidth() * {{p}}dotScaling);
-            return vec4(c.rgb * inside, c.a);
+            ivec2 p = ivec2(uv * {{p}}inputSize);
+            int side = max(2, int(roundEven({{p}}fractionalWidthOfAPixel * 2.0 * {{p}}inputSize.x)));
+            ivec2 centre = (2 * ((2 * p + 1) / side) + 1) * side;
+            // The colour at the same centre (quarter pixels to texture coordinates).
+            vec4 c = texture({{p}}input, vec2(centre) / (4.0 * {{p}}inputSize));
+            ivec2 d = 4 * p + 2 - centre;
+            int scaling = int(roundEven(clamp({{p}}dotScaling, 0.0, 1.0) * 255.0));
+            bool inside = {{p}}notBelow({{p}}square(side * scaling), {{p}}sumOfSquares(255 * d.x, 255 * d.y));
+            return vec4(inside ? c.rgb : vec3(0.0), c.a);
         }
         """])
     )
@@ -129,12 +136,28 @@ public enum HalftoneFilter {
         // GPUImage's code default is 0.01 (its README says 0.05).
         parameters: [.float("fractionalWidthOfAPixel", default: 0.01, range: 0...1,
                             "cell size as a fraction of the width (at least one pixel)")],
-        kind: .sampling(glsl: CellGLSL.uniforms + CellGLSL.cells, passes: ["""
+        // Decided in integers (ExactDecisions.swift), so every renderer draws the same dots: the cell
+        // side taken to whole half-pixels, positions in quarter pixels, the centre's colour
+        // interpolated from its four pixels (quarter weights, as the GPU's bilinear sampling there)
+        // and its luminance rounded to an 8-bit code.
+        kind: .sampling(glsl: CellGLSL.uniforms + ExactDecisionGLSL.helpers, passes: ["""
+        int {{p}}lumaAt(ivec2 p) { return {{p}}lumaUnits(texelFetch({{p}}input, clamp(p, ivec2(0), ivec2({{p}}inputSize) - 1), 0).rgb); }
         vec4 {{p}}run(vec2 uv) {
-            vec2 centre = {{p}}cellCentre(uv);
-            float dark = 1.0 - dot(texture({{p}}input, centre).rgb, vec3(0.2125, 0.7154, 0.0721));
-            float inside = step({{p}}widthDistance(uv, centre), 0.5 * {{p}}cellWidth() * dark);
-            return vec4(vec3(1.0 - inside), 1.0);
+            ivec2 p = ivec2(uv * {{p}}inputSize);
+            // The cell's side in half pixels (at least one pixel) and its centre in quarter pixels.
+            int side = max(2, int(roundEven({{p}}fractionalWidthOfAPixel * 2.0 * {{p}}inputSize.x)));
+            ivec2 centre = (2 * ((2 * p + 1) / side) + 1) * side;
+            // Bilinear at the centre: texel i0 and i0 + 1 with weights (4 - f, f) / 4.
+            ivec2 i0 = (centre - 2) >> 2;
+            ivec2 f = (centre - 2) & 3;
+            int l16 = (4 - f.x) * (4 - f.y) * {{p}}lumaAt(i0) + f.x * (4 - f.y) * {{p}}lumaAt(i0 + ivec2(1, 0))
+                + (4 - f.x) * f.y * {{p}}lumaAt(i0 + ivec2(0, 1)) + f.x * f.y * {{p}}lumaAt(i0 + ivec2(1, 1));
+            int luma = (l16 + 80000) / 160000;
+            // Inside the dot: distance <= radius, the radius side * dark quarter pixels (half the cell's
+            // width times the darkness), dark = (255 - luma) / 255: 255² d² <= (side (255 - luma))².
+            ivec2 d = 4 * p + 2 - centre;
+            bool inside = {{p}}notBelow({{p}}square(side * (255 - luma)), {{p}}sumOfSquares(255 * d.x, 255 * d.y));
+            return vec4(vec3(inside ? 0.0 : 1.0), 1.0);
         }
         """])
     )
@@ -151,17 +174,33 @@ public enum CrosshatchFilter {
             .float("crossHatchSpacing", default: 0.03, range: 0...1, "line spacing in texture coordinates (at least one pixel of the width)"),
             .float("lineWidth", default: 0.003, range: 0...1, "line width in texture coordinates"),
         ],
+        // Decided in integers (ExactDecisions.swift), so every renderer draws the same lines: the
+        // luminance in exact units, positions in units of 1 / (2 W H) of the texture coordinates
+        // (where every pixel centre's uv.x ± uv.y lies exactly), the spacing and width taken to that grid.
         glsl: """
         uniform float {{p}}crossHatchSpacing;
         uniform float {{p}}lineWidth;
+        """ + ExactDecisionGLSL.helpers + """
+        // Whether v mod m (m > 0, v of any sign) is at most w.
+        bool {{p}}onLine(int v, int m, int w) {
+            if (v < 0) v += m * (-v / m + 1);
+            return v % m <= w;
+        }
         vec4 {{p}}apply(vec4 c, vec2 uv) {
-            float luma = dot(c.rgb, vec3(0.2125, 0.7154, 0.0721));
-            float s = max({{p}}crossHatchSpacing, 1.0 / outSize.x);
-            float w = {{p}}lineWidth;
-            bool line = (luma < 1.0 && mod(uv.x + uv.y, s) <= w)
-                || (luma < 0.75 && mod(uv.x - uv.y, s) <= w)
-                || (luma < 0.5 && mod(uv.x + uv.y - 0.5 * s, s) <= w)
-                || (luma < 0.3 && mod(uv.x - uv.y - 0.5 * s, s) <= w);
+            int luma = {{p}}lumaUnits(c.rgb);
+            ivec2 size = ivec2(outSize);
+            ivec2 p = ivec2(uv * outSize);
+            // uv.x + uv.y and uv.x - uv.y of the pixel's centre, in units of 1 / (2 W H).
+            int sum = (2 * p.x + 1) * size.y + (2 * p.y + 1) * size.x;
+            int difference = (2 * p.x + 1) * size.y - (2 * p.y + 1) * size.x;
+            float grid = 2.0 * outSize.x * outSize.y;
+            int s = int(roundEven(max({{p}}crossHatchSpacing, 1.0 / outSize.x) * grid));
+            int w = int(floor({{p}}lineWidth * grid));
+            // Luminance below 1, 0.75, 0.5, 0.3; the last two sets half a spacing along (in half units).
+            bool line = (luma < 2550000 && {{p}}onLine(sum, s, w))
+                || (luma < 1912500 && {{p}}onLine(difference, s, w))
+                || (luma < 1275000 && {{p}}onLine(2 * sum - s, 2 * s, 2 * w))
+                || (luma < 765000 && {{p}}onLine(2 * difference - s, 2 * s, 2 * w));
             return line ? vec4(0.0, 0.0, 0.0, 1.0) : vec4(1.0);
         }
         """
