@@ -56,6 +56,47 @@ enum CellGLSL {
         return length(vec2(a.x - b.x, (a.y - b.y) * {{p}}inputSize.y / {{p}}inputSize.x));
     }
     """
+    /// The cells in integers, for the filters that decide inside or outside a dot (needs
+    /// `ExactDecisionGLSL.helpers`): positions in units of 1 / `{{p}}perPixel()` pixel (the largest power
+    /// of two with W * perPixel <= 65536, so every product below stays within 32 bits), the cell's
+    /// side an even number of units. `{{p}}exactCell(p)`: (the cell centre, the pixel centre's offset
+    /// from it) for pixel p along both axes; `{{p}}cellLuma(centre)`: the luminance at the centre as an
+    /// 8-bit code, interpolated from its four pixels with weights in 1/256 (as a GPU's bilinear
+    /// sampling weighs them), rounded half up at each step.
+    static let exactCells = """
+    int {{p}}perPixel() {
+        int k = 4;
+        for (int i = 0; i < 14; i++) { if (2 * k * int({{p}}inputSize.x) <= 65536) k *= 2; }
+        return k;
+    }
+    int {{p}}side() {
+        float pixels = max({{p}}fractionalWidthOfAPixel, 1.0 / {{p}}inputSize.x) * {{p}}inputSize.x;
+        return 2 * max(1, int(roundEven(pixels * float({{p}}perPixel() / 2))));
+    }
+    ivec4 {{p}}exactCell(ivec2 p) {
+        int u = {{p}}perPixel();
+        int side = {{p}}side();
+        ivec2 at = p * u + u / 2;
+        ivec2 centre = (at / side) * side + side / 2;
+        return ivec4(centre, at - centre);
+    }
+    int {{p}}lumaAt(ivec2 p) { return {{p}}lumaUnits(texelFetch({{p}}input, clamp(p, ivec2(0), ivec2({{p}}inputSize) - 1), 0).rgb); }
+    int {{p}}cellLuma(ivec2 centre) {
+        int u = {{p}}perPixel();
+        ivec2 base = centre - u / 2;
+        ivec2 i = base / u;
+        ivec2 f = (base - i * u) * 256 / u;
+        int top = ((256 - f.x) * {{p}}lumaAt(i) + f.x * {{p}}lumaAt(i + ivec2(1, 0)) + 128) >> 8;
+        int bottom = ((256 - f.x) * {{p}}lumaAt(i + ivec2(0, 1)) + f.x * {{p}}lumaAt(i + ivec2(1, 1)) + 128) >> 8;
+        int l = ((256 - f.y) * top + f.y * bottom + 128) >> 8;
+        return (l + 5000) / 10000;
+    }
+    // Whether offset d lies within (side / 2) * scale / 255 of the centre: 255² d² <= ((side / 2) scale)².
+    bool {{p}}withinDot(ivec2 d, int scale) {
+        return {{p}}notBelow({{p}}square({{p}}side() / 2 * scale), {{p}}sumOfSquares(255 * d.x, 255 * d.y));
+    }
+
+    """
     static let widthParameter = ParameterDeclaration.float(
         "fractionalWidthOfAPixel", default: 0.05, range: 0...1, "cell size as a fraction of the width (at least one pixel)")
 }
@@ -110,18 +151,14 @@ public enum PolkaDotFilter {
             CellGLSL.widthParameter,
             .float("dotScaling", default: 0.9, range: 0...1, "dot diameter as a fraction of the cell"),
         ],
-        // Inside or outside a dot is decided in integers, as halftone's (the cell side in whole half
-        // pixels, positions in quarter pixels, dotScaling to 1/255), so every renderer draws the same dots.
-        kind: .sampling(glsl: CellGLSL.uniforms + "uniform float {{p}}dotScaling;\n" + ExactDecisionGLSL.helpers, passes: ["""
+        // Inside or outside a dot is decided in integers (`CellGLSL.exactCells`, dotScaling to 1/255),
+        // so every renderer draws the same dots. (The colour is GPUImage's, sampled at the cell's
+        // centre in float: a colour, not a decision, it differs between renderers as little as any.)
+        kind: .sampling(glsl: CellGLSL.uniforms + "uniform float {{p}}dotScaling;\n" + CellGLSL.cells + ExactDecisionGLSL.helpers + CellGLSL.exactCells, passes: ["""
         vec4 {{p}}run(vec2 uv) {
-            ivec2 p = ivec2(uv * {{p}}inputSize);
-            int side = max(2, int(roundEven({{p}}fractionalWidthOfAPixel * 2.0 * {{p}}inputSize.x)));
-            ivec2 centre = (2 * ((2 * p + 1) / side) + 1) * side;
-            // The colour at the same centre (quarter pixels to texture coordinates).
-            vec4 c = texture({{p}}input, vec2(centre) / (4.0 * {{p}}inputSize));
-            ivec2 d = 4 * p + 2 - centre;
-            int scaling = int(roundEven(clamp({{p}}dotScaling, 0.0, 1.0) * 255.0));
-            bool inside = {{p}}notBelow({{p}}square(side * scaling), {{p}}sumOfSquares(255 * d.x, 255 * d.y));
+            ivec4 cell = {{p}}exactCell(ivec2(uv * {{p}}inputSize));
+            vec4 c = texture({{p}}input, {{p}}cellCentre(uv));
+            bool inside = {{p}}withinDot(cell.zw, int(roundEven(clamp({{p}}dotScaling, 0.0, 1.0) * 255.0)));
             return vec4(inside ? c.rgb : vec3(0.0), c.a);
         }
         """])
@@ -136,27 +173,12 @@ public enum HalftoneFilter {
         // GPUImage's code default is 0.01 (its README says 0.05).
         parameters: [.float("fractionalWidthOfAPixel", default: 0.01, range: 0...1,
                             "cell size as a fraction of the width (at least one pixel)")],
-        // Decided in integers (ExactDecisions.swift), so every renderer draws the same dots: the cell
-        // side taken to whole half-pixels, positions in quarter pixels, the centre's colour
-        // interpolated from its four pixels (quarter weights, as the GPU's bilinear sampling there)
-        // and its luminance rounded to an 8-bit code.
-        kind: .sampling(glsl: CellGLSL.uniforms + ExactDecisionGLSL.helpers, passes: ["""
-        int {{p}}lumaAt(ivec2 p) { return {{p}}lumaUnits(texelFetch({{p}}input, clamp(p, ivec2(0), ivec2({{p}}inputSize) - 1), 0).rgb); }
+        // Decided in integers (`CellGLSL.exactCells`), so every renderer draws the same dots: the dot's
+        // radius is half the cell times the darkness of the centre's luminance as an 8-bit code.
+        kind: .sampling(glsl: CellGLSL.uniforms + ExactDecisionGLSL.helpers + CellGLSL.exactCells, passes: ["""
         vec4 {{p}}run(vec2 uv) {
-            ivec2 p = ivec2(uv * {{p}}inputSize);
-            // The cell's side in half pixels (at least one pixel) and its centre in quarter pixels.
-            int side = max(2, int(roundEven({{p}}fractionalWidthOfAPixel * 2.0 * {{p}}inputSize.x)));
-            ivec2 centre = (2 * ((2 * p + 1) / side) + 1) * side;
-            // Bilinear at the centre: texel i0 and i0 + 1 with weights (4 - f, f) / 4.
-            ivec2 i0 = (centre - 2) >> 2;
-            ivec2 f = (centre - 2) & 3;
-            int l16 = (4 - f.x) * (4 - f.y) * {{p}}lumaAt(i0) + f.x * (4 - f.y) * {{p}}lumaAt(i0 + ivec2(1, 0))
-                + (4 - f.x) * f.y * {{p}}lumaAt(i0 + ivec2(0, 1)) + f.x * f.y * {{p}}lumaAt(i0 + ivec2(1, 1));
-            int luma = (l16 + 80000) / 160000;
-            // Inside the dot: distance <= radius, the radius side * dark quarter pixels (half the cell's
-            // width times the darkness), dark = (255 - luma) / 255: 255² d² <= (side (255 - luma))².
-            ivec2 d = 4 * p + 2 - centre;
-            bool inside = {{p}}notBelow({{p}}square(side * (255 - luma)), {{p}}sumOfSquares(255 * d.x, 255 * d.y));
+            ivec4 cell = {{p}}exactCell(ivec2(uv * {{p}}inputSize));
+            bool inside = {{p}}withinDot(cell.zw, 255 - {{p}}cellLuma(cell.xy));
             return vec4(vec3(inside ? 0.0 : 1.0), 1.0);
         }
         """])
@@ -175,8 +197,9 @@ public enum CrosshatchFilter {
             .float("lineWidth", default: 0.003, range: 0...1, "line width in texture coordinates"),
         ],
         // Decided in integers (ExactDecisions.swift), so every renderer draws the same lines: the
-        // luminance in exact units, positions in units of 1 / (2 W H) of the texture coordinates
-        // (where every pixel centre's uv.x ± uv.y lies exactly), the spacing and width taken to that grid.
+        // luminance in exact units, positions in units of 1 / (2 W H k) of the texture coordinates
+        // (where every pixel centre's uv.x ± uv.y lies exactly), the spacing and width taken to that
+        // grid (k makes it fine: some 2^27 units across the two coordinates).
         glsl: """
         uniform float {{p}}crossHatchSpacing;
         uniform float {{p}}lineWidth;
@@ -190,10 +213,13 @@ public enum CrosshatchFilter {
             int luma = {{p}}lumaUnits(c.rgb);
             ivec2 size = ivec2(outSize);
             ivec2 p = ivec2(uv * outSize);
-            // uv.x + uv.y and uv.x - uv.y of the pixel's centre, in units of 1 / (2 W H).
-            int sum = (2 * p.x + 1) * size.y + (2 * p.y + 1) * size.x;
-            int difference = (2 * p.x + 1) * size.y - (2 * p.y + 1) * size.x;
-            float grid = 2.0 * outSize.x * outSize.y;
+            // uv.x + uv.y and uv.x - uv.y of the pixel's centre in units of 1 / (2 W H k), k the largest
+            // power of two with 2 W H k <= 2^27 (so twice a sum stays within 32 bits).
+            int k = 1;
+            for (int i = 0; i < 27; i++) { if (4 * size.x * size.y * k <= 134217728) k *= 2; }
+            int sum = ((2 * p.x + 1) * size.y + (2 * p.y + 1) * size.x) * k;
+            int difference = ((2 * p.x + 1) * size.y - (2 * p.y + 1) * size.x) * k;
+            float grid = float(2 * size.x * size.y * k);
             int s = int(roundEven(max({{p}}crossHatchSpacing, 1.0 / outSize.x) * grid));
             int w = int(floor({{p}}lineWidth * grid));
             // Luminance below 1, 0.75, 0.5, 0.3; the last two sets half a spacing along (in half units).
