@@ -325,8 +325,9 @@ extension FrameRenderer {
     /// eight Y samples (even and odd row to two targets, four per texel: the plane's bytes) and its
     /// two Cb and two Cr samples as one texel of an NV12 CbCr plane (x264's own layout). The chroma
     /// samples come from rows 2m-1 .. 2m+2 and columns 4q-2 .. 4q+4 (`chromaTaps`), clamped to the
-    /// picture as the RGBA path's are: the block's own rows filtered pixel by pixel, the outer two
-    /// (weight -1/8) averaged in Y'CbCr across each sample's five columns and filtered once (18
+    /// source (an odd size's cropped row and column still feed them; the RGBA path, which starts from
+    /// the cropped picture, clamps to that): the block's own rows filtered pixel by pixel, the outer two
+    /// (weight chromaV[0]) averaged in Y'CbCr across each sample's five columns and filtered once (18
     /// filter evaluations for 8 pixels rather than 28, `outerRow`), so this single pass equals the
     /// RGBA path up to rounding for linear filters and nearly so for others. Sources come packed four samples per texel; chroma is interpolated
     /// by hand exactly as bilinear sampling would (left-sited columns, rows weighted 3/4 and 1/4).
@@ -415,7 +416,7 @@ extension FrameRenderer {
     \((0..<7).map { "    inner[\($0)] = filtered(yuv[\($0)], vec2(float(4 * q + \($0 - 2)) + 0.5, float(y) + 0.5) / outSize).rgb;" }.joined(separator: "\n"))
         rowYUV(q, m, 2, last, ua, ub, uc, va, vb, vc, yuv, y);
     \((0..<7).map { "    inner[\(7 + $0)] = filtered(yuv[\($0)], vec2(float(4 * q + \($0 - 2)) + 0.5, float(y) + 0.5) / outSize).rgb;" }.joined(separator: "\n"))
-        // The outer rows feed chroma only (weight -1/8): averaged in Y'CbCr across each sample's five
+        // The outer rows feed chroma only (weight chromaV[0]): averaged in Y'CbCr across each sample's five
         // columns and filtered once per sample.
         outerRow(q, m, 0, last, ua[2], ub[2], uc[2], va[2], vb[2], vc[2], ua[4], ub[4], uc[4], va[4], vb[4], vc[4], outer[0], outer[1]);
         outerRow(q, m, 3, last, ua[2], ub[2], uc[2], va[2], vb[2], vc[2], ua[4], ub[4], uc[4], va[4], vb[4], vc[4], outer[2], outer[3]);
