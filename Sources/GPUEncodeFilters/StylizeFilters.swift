@@ -234,7 +234,10 @@ public enum CrosshatchFilter {
 }
 
 /// GPUImage's Kuwahara (after Kyprianidis et al.): the mean of whichever of the four
-/// (radius + 1)^2 quadrants around the pixel has the least colour variance.
+/// (radius + 1)^2 quadrants around the pixel has the least colour variance. The choice is made in
+/// integers (ExactDecisions.swift): n² times each variance, n Σk² - (Σk)² over the 8-bit codes k, is
+/// exact, so quadrants of equal or nearly equal variance are chosen alike on every renderer (the
+/// first of equals, as GPUImage's strict comparison takes it).
 public enum KuwaharaFilter {
     /// why: each pixel reads (2r + 1)^2 texels (289 at 8), which is already seconds a frame for
     /// HD on a software renderer; GPUImage itself calls the filter best kept to still images.
@@ -247,17 +250,17 @@ public enum KuwaharaFilter {
         parameters: [.int("radius", default: 3, range: 1...maxRadius, "quadrant size in pixels out from the centre; larger is more abstract and much slower")],
         // why: GPUImage steps by a fixed 1/768 x 1/1024 of the texture whatever its size; the
         // definition (and this filter) steps by one pixel.
-        kind: .sampling(glsl: "uniform int {{p}}radius;\n", passes: ["""
+        kind: .sampling(glsl: "uniform int {{p}}radius;\n" + ExactDecisionGLSL.helpers, passes: ["""
         vec4 {{p}}run(vec2 uv) {
             ivec2 p = ivec2(uv * {{p}}inputSize);
             ivec2 last = ivec2({{p}}inputSize) - 1;
             int r = clamp({{p}}radius, 0, \(maxRadius));
-            vec3 m[4] = vec3[4](vec3(0.0), vec3(0.0), vec3(0.0), vec3(0.0));
-            vec3 s[4] = vec3[4](vec3(0.0), vec3(0.0), vec3(0.0), vec3(0.0));
+            ivec3 m[4] = ivec3[4](ivec3(0), ivec3(0), ivec3(0), ivec3(0));
+            ivec3 s[4] = ivec3[4](ivec3(0), ivec3(0), ivec3(0), ivec3(0));
             for (int j = -r; j <= r; j++) {
                 for (int i = -r; i <= r; i++) {
-                    vec3 c = texelFetch({{p}}input, clamp(p + ivec2(i, j), ivec2(0), last), 0).rgb;
-                    vec3 cc = c * c;
+                    ivec3 c = {{p}}codes(texelFetch({{p}}input, clamp(p + ivec2(i, j), ivec2(0), last), 0).rgb);
+                    ivec3 cc = c * c;
                     // Quadrants in GPUImage's order: top left, top right, bottom right, bottom left.
                     if (j <= 0 && i <= 0) { m[0] += c; s[0] += cc; }
                     if (j <= 0 && i >= 0) { m[1] += c; s[1] += cc; }
@@ -265,14 +268,14 @@ public enum KuwaharaFilter {
                     if (j >= 0 && i <= 0) { m[3] += c; s[3] += cc; }
                 }
             }
-            float n = float((r + 1) * (r + 1));
-            float best = 1e2;
+            int n = (r + 1) * (r + 1);
+            // n² times the variance summed over the channels (at most 3 · 81 · 81 · 255² / 4: 32 bits hold it).
+            int best = -1;
             vec3 result = vec3(0.0);
             for (int q = 0; q < 4; q++) {
-                vec3 mean = m[q] / n;
-                vec3 v = abs(s[q] / n - mean * mean);
-                float sigma2 = v.r + v.g + v.b;
-                if (sigma2 < best) { best = sigma2; result = mean; }
+                ivec3 v = n * s[q] - m[q] * m[q];
+                int sigma2 = v.r + v.g + v.b;
+                if (best < 0 || sigma2 < best) { best = sigma2; result = vec3(m[q]) / (255.0 * float(n)); }
             }
             return vec4(result, 1.0);
         }

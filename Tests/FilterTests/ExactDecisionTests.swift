@@ -261,4 +261,39 @@ final class ExactDecisionTests: FilterTestCase {
             }
         }
     }
+
+    /// Kuwahara's choice of quadrant: n² times each quadrant's variance, n Σk² - (Σk)² over the codes
+    /// (exact), the first of the least taken; the output is that quadrant's mean (a colour: within a
+    /// code value). Flat blocks of different colours meet (equal, zero variances) and blocks with
+    /// equal nonzero variances (the same pattern shifted in colour).
+    func testKuwaharaChoosesExactly() throws {
+        let noise = Self.picture([])
+        let image = RGBAImage(width: 64, height: 48) { x, y in
+            let block = (x / 8) + 8 * (y / 8)
+            switch block % 3 {
+            case 0: return (UInt8(40 + 7 * (block % 20)), UInt8(200 - 5 * (block % 20)), 90, 255)
+            case 1: let v = UInt8(((x + y) % 2) * 20 + 10 * (block % 7)); return (v, v &+ 30, 100, 255)
+            default: return noise[x, y]
+            }
+        }
+        for radius in [3, 1, 5] {
+            let out = try render([try filter("kuwahara", ["radius": .int(radius)])], image)
+            let n = (radius + 1) * (radius + 1)
+            assertDecisions(out, "kuwahara \(radius)") { x, y, p in
+                var best = -1, mean = [0, 0, 0]
+                for (qx, qy) in [(-1, -1), (1, -1), (1, 1), (-1, 1)] {
+                    var m = [0, 0, 0], s = [0, 0, 0]
+                    for j in 0...radius {
+                        for i in 0...radius {
+                            let c = image[min(max(x + qx * i, 0), 63), min(max(y + qy * j, 0), 47)]
+                            for (k, v) in [Int(c.0), Int(c.1), Int(c.2)].enumerated() { m[k] += v; s[k] += v * v }
+                        }
+                    }
+                    let sigma2 = (0..<3).reduce(0) { $0 + n * s[$1] - m[$1] * m[$1] }
+                    if best < 0 || sigma2 < best { best = sigma2; mean = m }
+                }
+                return zip(mean, [p.0, p.1, p.2]).allSatisfy { abs(Double($0) / Double(n) - Double($1)) <= 1 }
+            }
+        }
+    }
 }
