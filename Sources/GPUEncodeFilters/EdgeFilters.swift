@@ -108,7 +108,7 @@ public enum ToonFilter {
 public enum SmoothToonFilter {
     /// The Gaussian's weights for taps 0 ... radius in units of 1/65536: the outer ones rounded,
     /// the centre taking the rest, so the 2 radius + 1 taps sum to 65536.
-    public static func integerTaps(sigma: Double, radius: Int) -> [Int] {
+    static func integerTaps(sigma: Double, radius: Int) -> [Int] {
         let r = max(0, radius)
         let w = (0...r).map { i in exp(-Double(i * i) / (2 * sigma * sigma)) }
         let total = w[0] + 2 * w[1...].reduce(0, +)
