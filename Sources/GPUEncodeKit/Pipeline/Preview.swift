@@ -104,7 +104,7 @@ public enum Preview {
             }
             let dec = input.decoder.pointee
             var (working, color) = VideoSource.workingFormat(for: frame.frame.pixelFormat, colorspace: dec.colorspace,
-                                                            range: dec.color_range)
+                                                            range: dec.color_range, width: Int(dec.width), height: Int(dec.height))
             // HDR and wide gamut are shown as SDR BT.709, tone-mapped as a transcode's defaults do.
             (color.transfer, color.primaries) = VideoSource.colorDescription(trc: dec.color_trc, primaries: dec.color_primaries)
             if color.transfer.isHDR { color.hdr = input.hdrMetadata }

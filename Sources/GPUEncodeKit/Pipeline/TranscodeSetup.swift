@@ -180,7 +180,9 @@ final class TranscodeJob {
             throw GPUEncodeError(.input, path: o.input, "video is \(dec.width)x\(dec.height), too small to encode")
         }
         let formatName = format == AV_PIX_FMT_NONE ? "unknown" : String(cString: av_get_pix_fmt_name(format))
-        o.log(.info, "video: \(dec.width)x\(dec.height) \(formatName), \(bypass ? "colour untouched" : color.description), rotation \(rotation.rawValue)°, output \(geometry.outputWidth)x\(geometry.outputHeight)")
+        // An untagged matrix is guessed from the size (UntaggedMatrix): say so, and which.
+        let guess = bypass ? nil : UntaggedMatrix.note(dec.colorspace, format: format, width: Int(dec.width), height: Int(dec.height))
+        o.log(.info, "video: \(dec.width)x\(dec.height) \(formatName), \(bypass ? "colour untouched" : color.description + (guess.map { ", matrix \($0)" } ?? "")), rotation \(rotation.rawValue)°, output \(geometry.outputWidth)x\(geometry.outputHeight)")
         if !keep, let srcDesc = av_pix_fmt_desc_get(format), srcDesc.pointee.comp.0.depth > 8 {
             // Read and filtered at full depth on the GPU; only the output is 8-bit (with dither).
             o.log(.warning, "\(o.input): \(srcDesc.pointee.comp.0.depth)-bit video is written as 8-bit (filtered at full depth, dithered)")
