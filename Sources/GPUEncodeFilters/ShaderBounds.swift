@@ -26,8 +26,8 @@ public enum ShaderBounds {
         }
         do {
             let tokens = try GLSLMacros.expand(GLSLTokens.scan(source))
-            try GLSLArrays.check(tokens)
-            try GLSLCalls.check(tokens)
+            let functions = try GLSLCalls.check(tokens)
+            try GLSLArrays.check(tokens, copies: functions.copies(at:))
             return nil
         } catch let e as ShaderBoundError {
             return (e.line, e.message)
@@ -234,7 +234,9 @@ enum GLSLArrays {
                                           "lowp", "flat", "smooth", "centroid", "invariant", "precise", "coherent", "volatile",
                                           "restrict", "readonly", "writeonly", "shared", "buffer"]
 
-    static func check(_ tokens: [GLSLToken]) throws {
+    /// `copies`: how many times the code at a token is copied by inlining (an array local to a
+    /// function called eight times is eight arrays: that took llvmpipe 33 s and 1.2 GB at 4096 each).
+    static func check(_ tokens: [GLSLToken], copies: (Int) -> Double) throws {
         var structs: [String: Int] = [:]
         var constants: [String: Double] = [:]
         var total = 0
@@ -270,11 +272,13 @@ enum GLSLArrays {
             }
             return count
         }
-        func add(_ elements: Double, into total: inout Int, line: Int, name: String) throws {
-            guard elements <= Double(ShaderBounds.maxArrayElements - total) else {
-                throw ShaderBoundError(line: line, message: "\(name) makes the shader's arrays hold more than \(ShaderBounds.maxArrayElements) elements (a vec4 counts 4); a custom shader's arrays hold at most that many in all")
+        func add(_ elements: Double, at index: Int, into total: inout Int, line: Int, name: String) throws {
+            let n = copies(index)
+            guard elements * n <= Double(ShaderBounds.maxArrayElements - total) else {
+                let inlined = n > 1 ? " (its function is inlined \(formatCount(n)) times)" : ""
+                throw ShaderBoundError(line: line, message: "\(name) makes the shader's arrays hold more than \(ShaderBounds.maxArrayElements) elements (a vec4 counts 4)\(inlined); a custom shader's arrays hold at most that many in all")
             }
-            total += Int(elements)
+            total += Int(elements * n)
         }
         /// Declarators from `j` on (`a[4], b = ..., c`) of a type of `per` scalars with `typeDims`
         /// elements; adds their arrays to `sum`; returns where they end.
@@ -302,7 +306,7 @@ enum GLSLArrays {
                     }
                     if elements == nil { elements = Double(commas + 1) }
                 }
-                if counted, let e = elements, e > 1 { try add(Double(per) * e, into: &sum, line: line, name: name) }
+                if counted, let e = elements, e > 1 { try add(Double(per) * e, at: start, into: &sum, line: line, name: name) }
                 guard j + 1 < tokens.count, tokens[j].text == ",", tokens[j + 1].kind == .identifier,
                       builtinTypes[tokens[j + 1].text] == nil, structs[tokens[j + 1].text] == nil, !qualifiers.contains(tokens[j + 1].text) else { break }
                 j += 1
@@ -353,7 +357,7 @@ enum GLSLArrays {
             let typeDims = try sizes(&j, line: t.line, name: "an array of \(t.text)")
             if j < tokens.count, tokens[j].text == "(" {
                 // A constructor: `float[3](...)` is an array value; `vec4(...)` is none.
-                if let d = typeDims, d > 1 { try add(Double(per) * d, into: &total, line: t.line, name: "\(t.text)[\(formatCount(d))]") }
+                if let d = typeDims, d > 1 { try add(Double(per) * d, at: i, into: &total, line: t.line, name: "\(t.text)[\(formatCount(d))]") }
                 i = j
                 continue
             }
@@ -366,9 +370,19 @@ enum GLSLArrays {
 
 /// The size of `main` with every function it calls copied in, as GLSL compilers inline them.
 enum GLSLCalls {
-    static func check(_ tokens: [GLSLToken]) throws {
+    struct Functions {
+        /// Each function's tokens from its name to the end of its body, and how many copies of it inlining makes.
+        var spans: [(range: Range<Int>, copies: Double)] = []
+
+        /// Copies of the code at token `index` (1 outside functions).
+        func copies(at index: Int) -> Double {
+            spans.first { $0.range.contains(index) }?.copies ?? 1
+        }
+    }
+
+    static func check(_ tokens: [GLSLToken]) throws -> Functions {
         // Function bodies: `type name ( ... ) {` at the top level.
-        var bodies: [String: (start: Int, end: Int, line: Int)] = [:]
+        var bodies: [String: (name: Int, start: Int, end: Int, line: Int)] = [:]
         var depth = 0
         var i = 0
         while i < tokens.count {
@@ -392,13 +406,21 @@ enum GLSLCalls {
                         if tokens[k].text == "}" { braces -= 1 }
                         k += 1
                     } while k < tokens.count && braces > 0
-                    bodies[t.text] = (j, k, t.line)
+                    bodies[t.text] = (i, j, k, t.line)
                     i = k
                     continue
                 }
             }
             i += 1
         }
+        /// The functions a body calls, once per call.
+        func calls(in name: String) -> [String] {
+            guard let body = bodies[name] else { return [] }
+            return (body.start..<max(body.start, body.end - 1)).compactMap { k in
+                tokens[k].kind == .identifier && tokens[k + 1].text == "(" && bodies[tokens[k].text] != nil ? tokens[k].text : nil
+            }
+        }
+        let callees = Dictionary(uniqueKeysWithValues: bodies.keys.map { ($0, calls(in: $0)) })
         var cost: [String: Double] = [:]
         var visiting: Set<String> = []
         func inlined(_ name: String) -> Double {
@@ -406,8 +428,8 @@ enum GLSLCalls {
             guard let body = bodies[name], !visiting.contains(name) else { return 0 }
             visiting.insert(name)
             var total = Double(body.end - body.start)
-            for k in body.start..<max(body.start, body.end - 1) where tokens[k].kind == .identifier && tokens[k + 1].text == "(" && bodies[tokens[k].text] != nil {
-                total += inlined(tokens[k].text)
+            for callee in callees[name] ?? [] {
+                total += inlined(callee)
                 if total > 1e18 { break }
             }
             visiting.remove(name)
@@ -420,6 +442,23 @@ enum GLSLCalls {
                 throw ShaderBoundError(line: body.line, message: "\(name)() is more than \(ShaderBounds.maxInlinedTokens) tokens with the functions it calls copied in, as the compiler inlines them; a custom shader's functions stay within that")
             }
         }
+        // Copies of each function: main is one; another is as many as its call sites in each
+        // caller times that caller's copies (a function nothing calls counts once).
+        var copies: [String: Double] = [:]
+        func count(_ name: String) -> Double {
+            if let c = copies[name] { return c }
+            if name == "main" { return 1 }
+            guard !visiting.contains(name) else { return 1 }
+            visiting.insert(name)
+            var n = 0.0
+            for (caller, list) in callees { n += Double(list.filter { $0 == name }.count) * count(caller) }
+            visiting.remove(name)
+            copies[name] = max(1, min(n, 1e18))
+            return copies[name]!
+        }
+        var functions = Functions()
+        for (name, body) in bodies { functions.spans.append((body.name..<body.end, count(name))) }
+        return functions
     }
 }
 

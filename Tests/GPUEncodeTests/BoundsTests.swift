@@ -209,6 +209,9 @@ final class BoundsTests: GPUEncodeTestCase {
             ("type first", "void main() { float[1000000] a; a[0] = 1.0; \(Self.sample) * a[0]; }", "more than 4096 elements"),
             ("parameter", "float f(float a[100000]) { return a[0]; }\nvoid main() { \(Self.sample); }", "more than 4096 elements"),
             ("struct", "struct S { float v[100]; };\nvoid main() { S s[100]; s[0].v[0] = 1.0; \(Self.sample) * s[0].v[0]; }", "more than 4096 elements"),
+            // Inlined eight times, a local array is eight arrays (4096 each took 33 s and 1.2 GB).
+            ("inlined copies", "float f(float x) { float a[1024]; a[0] = x; return a[int(x)]; }\nvoid main() { float t = textureCoordinate.x; \(Self.sample) * (f(t) + f(t) + f(t) + f(t) + f(t)); }",
+             "inlined 5 times"),
             ("two together", "float a[3000];\nvoid main() { float b[3000]; \(Self.sample); }", "more than 4096 elements"),
             ("unknown size", "void main() { float a[gl_MaxDrawBuffers * 100000]; \(Self.sample); }", "must be a whole number"),
             ("macro bomb", (1...30).map { "#define M\($0) M\($0 - 1) M\($0 - 1)" }.joined(separator: "\n") + "\n#define M0 1.0+\nvoid main() { float x = M30 1.0; \(Self.sample) * x; }",
