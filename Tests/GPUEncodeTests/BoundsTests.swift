@@ -154,36 +154,52 @@ final class BoundsTests: GPUEncodeTestCase {
 
     // MARK: - The largest output
 
-    /// Past 16384 a side or 35,651,584 pixels (8192x4352): 64 when asked for, before any frame, for
-    /// the run, its dry run, a picture output and a batch; exactly at the limit a dry run passes.
+    /// Past 16384 a side or 8,912,896 pixels (4096x2176) for a movie: 64 when asked for, before any
+    /// frame, for the run, its dry run and a batch job; exactly at the limit a dry run passes. A
+    /// picture output's limit is 67,108,864 pixels (8192x8192).
     func testOutputsPastTheLargestPictureAreRefusedUpfront() throws {
         let input = try clip(size: "64x48")
-        for arguments in [["--size", "16384x16384"], ["--width", "8192"], ["--height", "16384"], ["--width", "7000"]] {
+        // 64x48 is 4:3: --width 3600 is 3600x2700, 9.7 million pixels.
+        for arguments in [["--size", "16384x16384"], ["--width", "3600"], ["--height", "16384"]] {
             let out = try folder("o-\(arguments.joined())")
             for extra in [[], ["--dry-run"]] {
                 assertCleanFailure(try run([input.path, out.appendingPathComponent("o.mp4").path] + arguments + extra),
-                                   exitCodes: [ExitCode.usage], mentioning: ["35651584"], outputDirectory: out, before: [])
+                                   exitCodes: [ExitCode.usage], mentioning: ["8912896"], outputDirectory: out, before: [])
             }
-            assertCleanFailure(try run([input.path, out.appendingPathComponent("o.png").path] + arguments),
-                               exitCodes: [ExitCode.usage], mentioning: ["35651584"], outputDirectory: out, before: [])
             let batch = try run(["batch", input.path, "--out-dir", out.path, "--speed", "ultrafast"] + arguments)
             XCTAssertEqual(batch.status, 80, "batch: \(batch.summary)")
-            XCTAssertTrue(batch.stderr.contains("35651584") || batch.stdout.contains("35651584"), batch.summary)
+            XCTAssertTrue(batch.stderr.contains("8912896"), batch.summary)
         }
-        // 256x136 is 8192x4352's shape: that size exactly is accepted.
+        for arguments in [["--size", "16384x16384"], ["--height", "16384"], ["--width", "9600"]] {
+            let out = try folder("p-\(arguments.joined())")
+            assertCleanFailure(try run([input.path, out.appendingPathComponent("o.png").path] + arguments),
+                               exitCodes: [ExitCode.usage], mentioning: ["67108864"], outputDirectory: out, before: [])
+        }
+        // 256x136 is 4096x2176's shape: that size exactly is accepted.
         let exact = try clip("exact.mp4", size: "256x136")
-        let plan = try run([exact.path, scratch("big.mp4").path, "--size", "8192x4352", "--dry-run", "--speed", "ultrafast"])
+        let plan = try run([exact.path, scratch("big.mp4").path, "--size", "4096x2176", "--dry-run", "--speed", "ultrafast"])
         XCTAssertEqual(plan.status, ExitCode.ok, plan.summary)
-        XCTAssertTrue(plan.stdout.contains("8192x4352"), plan.stdout)
+        XCTAssertTrue(plan.stdout.contains("4096x2176"), plan.stdout)
     }
 
-    /// An input past the largest picture is refused as an input (66) before any frame.
+    /// A movie past the largest picture is refused as an input (66) before any frame; a still past
+    /// the picture limit too, unless a size option brings it within.
     func testInputPastTheLargestPictureIsRefused() throws {
         let big = scratch("big.mkv")
-        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=gray:size=8192x4368:rate=1",
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=gray:size=4096x2192:rate=1",
                                          "-frames:v", "1", "-c:v", "ffv1", big.path])
         assertCleanFailure(try run([big.path, scratch("o.mp4").path, "--max-width", "640"]),
-                           exitCodes: [ExitCode.noInput], mentioning: ["big.mkv", "8192x4368", "35651584"])
+                           exitCodes: [ExitCode.noInput], mentioning: ["big.mkv", "4096x2192", "8912896"])
+        let still = scratch("still.png")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=gray:size=8200x8200",
+                                         "-frames:v", "1", still.path])
+        assertCleanFailure(try run([still.path, scratch("o.png").path]),
+                           exitCodes: [ExitCode.noInput], mentioning: ["still.png", "8200x8200", "67108864"])
+        let small = scratch("small.png")
+        let r = try run([still.path, small.path, "--max-width", "512"])
+        XCTAssertEqual(r.status, ExitCode.ok, r.summary)
+        let s = try XCTUnwrap(Oracle.streams(small).first)
+        XCTAssertEqual([s.width, s.height], [512, 512])
     }
 
     // MARK: - Custom shaders

@@ -5,7 +5,7 @@ import XCTest
 /// ffmpeg's `-frames:v 1 out.png` takes -s and -vf scale: the size options with a video output's
 /// aspect rules and Lanczos-3 scaler; and refuses (64, one line, nothing written) those that have
 /// nothing to act on in a picture, where they were silently ignored.
-final class PictureOutputTests: GPUEncodeTestCase {
+final class PictureOutputOptionTests: GPUEncodeTestCase {
     private func clip() throws -> URL {
         let file = scratch("in.mp4")
         try Oracle.makeClip(file, seconds: 0.2, size: "320x240", rate: 10, audio: false)
@@ -14,7 +14,7 @@ final class PictureOutputTests: GPUEncodeTestCase {
 
     private func size(_ picture: URL) throws -> [Int] {
         let s = try XCTUnwrap(Oracle.streams(picture).first)
-        return [s.width, s.height]
+        return [try XCTUnwrap(s.width), try XCTUnwrap(s.height)]
     }
 
     /// PSNR (RGB, dB) of `a` against `b`, two pictures of one size, by ffmpeg's psnr filter.

@@ -231,11 +231,13 @@ def build_cases(root):
     add('controls', '--dry-run, -progress to a planted link', [clip, out(), '-progress', os.path.join(out_dir, 'p.txt'), '--dry-run'] + fast,
         {73}, setup=lambda: os.symlink(victim, os.path.join(out_dir, 'p.txt')), watch=[])
     add('controls', '--dry-run, output in /proc', [clip, '/proc/gpuencode-hostile.mp4', '--dry-run'] + fast, {73})
-    # The largest output: 16384 a side and 35651584 pixels (8192x4352); past it, 64 before any frame.
-    for v in ['16384x16384', '16384x2', '8194x4352']:
-        add('controls', f'--size {v} (past the largest output)', [clip, out(), '--size', v] + fast, {64})
-        add('controls', f'--size {v} --dry-run', [clip, out(), '--size', v, '--dry-run'] + fast, {64})
-        add('controls', f'picture out --size {v}', [clip, out('p.png'), '--size', v], {64})
+    # The largest output: 16384 a side, and 8912896 pixels (4096x2176) for a movie, 67108864 (8192x8192)
+    # for a picture; past it, 64 before any frame (the clip is 4:3).
+    for opt in [['--size', '16384x16384'], ['--width', '3600'], ['--height', '16384']]:
+        add('controls', f'{" ".join(opt)} (past the largest movie)', [clip, out(), *opt] + fast, {64})
+        add('controls', f'{" ".join(opt)} --dry-run', [clip, out(), *opt, '--dry-run'] + fast, {64})
+    for opt in [['--size', '16384x16384'], ['--height', '16384']]:
+        add('controls', f'picture out {" ".join(opt)}', [clip, out('p.png'), *opt], {64})
     # A picture output takes the size options and refuses what only a video has.
     add('controls', 'picture out --width 200', [clip, out('p.png'), '--width', '200'], {0})
     for opt in [['--crf', '20'], ['--fps', '30'], ['--codec', 'hevc'], ['--audio', 'aac'], ['-t', '1'], ['--hdr', 'keep']]:

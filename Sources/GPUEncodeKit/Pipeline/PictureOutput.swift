@@ -32,20 +32,20 @@ public struct PictureOutput {
     }
 
     /// The picture: the frame through the preset, then scaled. A size beyond the largest picture
-    /// is refused before the frame is rendered: 64 when asked for, 67 when the preset makes it, 66
-    /// when the input is that large itself.
+    /// (`PictureSize.Limit.picture`) is refused before the frame is rendered: 64 when asked for,
+    /// 67 when the preset makes it, 66 when the input is that large itself.
     public func render() throws -> Preview.Result {
         let session = try Preview.Session(input: input, at: time, gpu: gpu)
         let made = session.outputSize(of: preset.filters)
         var filters = preset.filters
         if let target = scale.target(width: made.width, height: made.height, sampleAspect: session.sampleAspect) {
-            try PictureSize.checkScaled(target, from: made, input: input)
+            try PictureSize.checkScaled(target, from: made, input: input, limit: .picture)
             filters += ScaleFilter.instances(width: target.width, height: target.height)
-        } else if !PictureSize.fits(made.width, made.height) {
-            if PictureSize.fits(session.width, session.height) {
-                throw GPUEncodeError(.preset, path: preset.origin, "the preset makes the \(session.width)x\(session.height) picture \(made.width)x\(made.height); gpuencode makes pictures \(PictureSize.limitText)")
+        } else if !PictureSize.fits(made.width, made.height, .picture) {
+            if PictureSize.fits(session.width, session.height, .picture) {
+                throw GPUEncodeError(.preset, path: preset.origin, "the preset makes the \(session.width)x\(session.height) picture \(made.width)x\(made.height); gpuencode makes pictures \(PictureSize.limitText(.picture))")
             }
-            throw GPUEncodeError(.input, path: input, "is \(session.width)x\(session.height); gpuencode makes pictures \(PictureSize.limitText) (--max-width or --max-height makes it smaller)")
+            throw GPUEncodeError(.input, path: input, "is \(session.width)x\(session.height); gpuencode makes pictures \(PictureSize.limitText(.picture)) (--max-width or --max-height makes it smaller)")
         }
         let image = try session.render(filters, light: preset.light, toneMapping: toneMapping)
         return Preview.Result(image: image, time: session.time, renderer: session.renderer)

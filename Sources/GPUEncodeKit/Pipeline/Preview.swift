@@ -107,7 +107,7 @@ public enum Preview {
             if color.transfer.isHDR { color.hdr = input.hdrMetadata }
             let geometry = RenderGeometry(width: frame.frame.width, height: frame.frame.height, format: working,
                                           rotation: input.rotation)
-            try PictureSize.check(geometry, input: path)
+            try PictureSize.check(geometry, input: path, limit: .picture)
             planar = try input.convert(frame.frame, to: working, width: geometry.sourceWidth, height: geometry.sourceHeight)
             self.working = working
             self.color = color
