@@ -27,7 +27,7 @@ final class PictureOutputOptionTests: GPUEncodeTestCase {
 
     /// --width, --height, --size, --max-width and --max-height give a movie's frame and a still the
     /// size a video output would get (ffprobe), and the pixels are the unscaled picture scaled by
-    /// ffmpeg's Lanczos (an independent scaler) within 35 dB.
+    /// ffmpeg's Lanczos (an independent scaler) within 50 dB (an RMS error under 0.8 code values).
     func testSizeOptionsApplyToPictureOutputs() throws {
         let input = try clip()
         let full = scratch("full.png")
@@ -51,7 +51,7 @@ final class PictureOutputOptionTests: GPUEncodeTestCase {
                                                  "-vf", "scale=\(expected[0]):\(expected[1]):flags=lanczos", reference.path])
                 let db = try psnr(out, reference)
                 print("\(name): \(String(format: "%.1f", db)) dB against ffmpeg's Lanczos")
-                XCTAssertGreaterThanOrEqual(db, 35, name)
+                XCTAssertGreaterThanOrEqual(db, 50, name)
             }
         }
     }

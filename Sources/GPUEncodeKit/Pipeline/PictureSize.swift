@@ -6,8 +6,8 @@
 /// (in and out) or `Limit.picture` for a picture output (PNG, JPEG; `preview`). The limits bound a
 /// run's memory, which grows with the picture: the frames queued between stages, the encoder's
 /// lookahead and references (x264 at its default speed keeps about 40 frames ahead). Measured on
-/// llvmpipe (peak RSS, 60 frames, default settings): 7.2 GB at 8192x4352, so 16384x12288 went far
-/// past 6 GB; docs/presets.md ("Limits") has the numbers at the limits.
+/// llvmpipe (peak RSS, 60 frames, default settings): 2.0 GB at 4096x2176, 7.2 GB at 8192x4352 (so
+/// 16384x12288 went far past 6 GB); an 8192x8192 picture 1.2 GB (docs/presets.md, "Limits").
 public enum PictureSize {
     /// The widest or tallest picture: libx264 refuses anything larger ("invalid width x height"),
     /// and it is llvmpipe's GL_MAX_TEXTURE_SIZE. A GPU with smaller textures is checked against
