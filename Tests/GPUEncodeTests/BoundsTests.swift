@@ -234,6 +234,8 @@ final class BoundsTests: GPUEncodeTestCase {
              "more than 200000 tokens"),
             ("inlining bomb", "float f0(float x) { return x * 1.0001; }\n" + (1...30).map { "float f\($0)(float x) { return f\($0 - 1)(x) + f\($0 - 1)(x); }" }.joined(separator: "\n")
              + "\nvoid main() { \(Self.sample) * f30(1.0); }", "inlines them"),
+            ("deep nesting", "void main() { float x = " + String(repeating: "(", count: 300) + "1.0" + String(repeating: ")", count: 300) + "; \(Self.sample) * x; }",
+             "more than 256 deep"),
             ("too long", "void main() { \(Self.sample); }\n" + String(repeating: "// padding\n", count: 7000), "at most 65536"),
         ]
         let input = try clip()

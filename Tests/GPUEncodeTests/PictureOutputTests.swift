@@ -27,7 +27,7 @@ final class PictureOutputOptionTests: GPUEncodeTestCase {
 
     /// --width, --height, --size, --max-width and --max-height give a movie's frame and a still the
     /// size a video output would get (ffprobe), and the pixels are the unscaled picture scaled by
-    /// ffmpeg's Lanczos (an independent scaler) within 50 dB (an RMS error under 0.8 code values).
+    /// ffmpeg's Lanczos (an independent scaler) to at least 50 dB (an RMS error under 0.8 code values).
     func testSizeOptionsApplyToPictureOutputs() throws {
         let input = try clip()
         let full = scratch("full.png")
