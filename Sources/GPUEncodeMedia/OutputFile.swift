@@ -43,7 +43,7 @@ package final class OutputFile {
         if planOnly {
             // The run creates its temporary here: made and removed at once, so that a folder the
             // run could not write in is the plan's error too, with the run's words.
-            let probe = try TemporaryFile(in: dir, for: path)
+            let probe = try TemporaryFile(in: folder ?? ContainedDirectory(root: dir), for: path)
             _ = probe.close()
             probe.remove()
             temp = nil
