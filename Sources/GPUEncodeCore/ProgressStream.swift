@@ -46,9 +46,9 @@ public final class ProgressStream: @unchecked Sendable {
         owned = true
     }
 
-    /// Everything opening `url` checks before it opens (a dry run makes these checks and opens
-    /// nothing): the name, a symbolic link, a folder, an existing file without -y, a folder in which
-    /// the file cannot be created. Nil for a standard stream; else whether the name exists and its kind.
+    /// What opening `url` checks before it opens: the name, a symbolic link, a folder, an existing
+    /// file without -y (`probe` adds the open itself). Nil for a standard stream; else whether the
+    /// name exists and its kind.
     @discardableResult
     public static func check(url: String, overwrite: Bool) throws -> (exists: Bool, kind: mode_t)? {
         if standardStream(url) != nil { return nil }
