@@ -166,6 +166,7 @@ final class BoundsTests: GPUEncodeTestCase {
                 assertCleanFailure(try run([input.path, out.appendingPathComponent("o.mp4").path] + arguments + extra),
                                    exitCodes: [ExitCode.usage], mentioning: ["8912896"], outputDirectory: out, before: [])
             }
+            assertCleanFailure(try run([input.path, "--benchmark-filters", "2"] + arguments), exitCodes: [ExitCode.usage], mentioning: ["8912896"])
             let batch = try run(["batch", input.path, "--out-dir", out.path, "--speed", "ultrafast"] + arguments)
             XCTAssertEqual(batch.status, 80, "batch: \(batch.summary)")
             XCTAssertTrue(batch.stderr.contains("8912896"), batch.summary)
