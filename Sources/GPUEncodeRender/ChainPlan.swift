@@ -156,20 +156,31 @@ struct ChainPlan {
 
     """ + FilterCodegen.builtins
 
+    /// The statement that writes a pass's colour `c`. `rounded` (the pass draws into an RGBA8
+    /// texture): the colour is rounded to 8-bit codes here rather than by the store. why: GL lets
+    /// the float-to-unorm conversion pick either neighbour, and NVIDIA's and llvmpipe's picked
+    /// differently for one pixel in nine of a real 480p frame (one code value); a filter deciding on
+    /// what it reads (toon's outline, posterize's level, a threshold) turned that into jumps of up to
+    /// 204 code values. A colour already on a code (k / 255) is stored exactly by every GPU.
+    static func store(_ c: String, rounded: Bool) -> String {
+        rounded ? "fragColor = floor(clamp(\(c), 0.0, 1.0) * 255.0 + 0.5) / 255.0;" : "fragColor = \(c);"
+    }
+
     /// A pass that reads the previous picture pixel for pixel and runs the fused point filters.
-    static func copyPassText(declarations: String, calls: String) -> String {
+    static func copyPassText(declarations: String, calls: String, rounded: Bool = false) -> String {
         header + "uniform highp sampler2D prevTex;\n" + declarations + """
         out vec4 fragColor;
         void main() {
             vec2 uv = gl_FragCoord.xy / outSize;
             vec4 c = texelFetch(prevTex, ivec2(gl_FragCoord.xy), 0);
-        \(calls)    fragColor = c;
+        \(calls)    \(store("c", rounded: rounded))
         }
         """
     }
 
     /// One pass of a sampling filter; the last one also runs the point filters fused after it.
-    static func samplingPassText(prefix: String, glsl: String, pass: String, declarations: String, calls: String) -> String {
+    static func samplingPassText(prefix: String, glsl: String, pass: String, declarations: String, calls: String,
+                                 rounded: Bool = false) -> String {
         header + """
         uniform highp sampler2D \(prefix)input;
         uniform highp sampler2D \(prefix)source;
@@ -182,7 +193,7 @@ struct ChainPlan {
         void main() {
             vec2 uv = gl_FragCoord.xy / outSize;
             vec4 c = \(prefix)run(uv);
-        \(calls)    fragColor = c;
+        \(calls)    \(store("c", rounded: rounded))
         }
         """
     }

@@ -128,7 +128,7 @@ final class ChainRenderer {
                 void main() {
                     vec2 uv = gl_FragCoord.xy / outSize;
                     vec4 c = sourcePixel(gl_FragCoord.xy);
-                \(calls)    fragColor = c;
+                \(calls)    \(ChainPlan.store("c", rounded: !deep))
                 }
                 """, label: "source and point filters")
                 program.use()
@@ -197,10 +197,13 @@ final class ChainRenderer {
                     let pad = divisor > 1 ? 2 * margin : 0
                     let passSize = last ? filterSize : (max(1, (filterSize.0 + divisor - 1) / divisor) + pad, max(1, (filterSize.1 + divisor - 1) / divisor) + pad)
                     let readsSource = k == 0 && segmentIndex == 1 && sourceReader != nil
+                    let precise = !last && divisor > 1
                     let text = readsSource
-                        ? ChainRenderer.sourceReadingPassText(prefix: prefix, glsl: glsl, pass: sourceReader!.pass, source: sourceReader!.glsl, es31: source.es31)
+                        ? ChainRenderer.sourceReadingPassText(prefix: prefix, glsl: glsl, pass: sourceReader!.pass, source: sourceReader!.glsl,
+                                                              es31: source.es31, rounded: !deep && !precise)
                         : ChainPlan.samplingPassText(prefix: prefix, glsl: glsl, pass: passSource,
-                                                     declarations: last ? declarations : "", calls: last ? calls : "")
+                                                     declarations: last ? declarations : "", calls: last ? calls : "",
+                                                     rounded: !deep && !precise)
                     let program: ShaderProgram
                     do { program = try ShaderProgram(checking: text, label: "\(f.declaration.name) pass \(k + 1)") } catch let e as ShaderCompileError {
                         throw ChainRenderer.authorError(e, filter: f, index: Int(prefix.dropFirst().dropLast()) ?? 0)
@@ -213,7 +216,7 @@ final class ChainRenderer {
                     program.set("\(prefix)inputSize", Float(previousSize.0), Float(previousSize.1))
                     program.set("\(prefix)sourceSize", Float(inputSize.0), Float(inputSize.1))
                     program.set("\(prefix)margin", Float(margin))
-                    let target = try take(passSize.0, passSize.1, precise: !last && divisor > 1)
+                    let target = try take(passSize.0, passSize.1, precise: precise)
                     previousSize = passSize
                     let passOwners = [(prefix, f)] + (last ? owners(points) : [])
                     passes.append(Pass(program: program, target: target, input: input, source: segmentInput,
@@ -237,7 +240,7 @@ final class ChainRenderer {
     /// A sampling filter's first pass reading the source itself (`FilterDeclaration.sourcePass`):
     /// the source's declarations and `sourceQuad` in place of the `input` texture; the source's
     /// planes stay bound on their units, as for the source pass.
-    static func sourceReadingPassText(prefix: String, glsl: String, pass: String, source: String, es31: Bool) -> String {
+    static func sourceReadingPassText(prefix: String, glsl: String, pass: String, source: String, es31: Bool, rounded: Bool) -> String {
         (es31 ? header.replacing("#version 300 es", with: "#version 310 es") : header) + source + """
         uniform vec2 \(prefix)inputSize;
         uniform vec2 \(prefix)sourceSize;
@@ -246,7 +249,7 @@ final class ChainRenderer {
         out vec4 fragColor;
         void main() {
             vec2 uv = gl_FragCoord.xy / outSize;
-            fragColor = \(prefix)run(uv);
+            \(ChainPlan.store("\(prefix)run(uv)", rounded: rounded))
         }
         """
     }
@@ -272,7 +275,8 @@ final class ChainRenderer {
     private func copyPass(reading input: RenderTarget, into target: RenderTarget, declarations: String, calls: String,
                           points: [(String, FilterInstance)], label: String,
                           resources: inout [String: [String: ResourceTexture]], nodes: [String: RenderTarget]) throws -> Pass {
-        let program = try ShaderProgram(fragment: ChainPlan.copyPassText(declarations: declarations, calls: calls), label: label)
+        let program = try ShaderProgram(fragment: ChainPlan.copyPassText(declarations: declarations, calls: calls,
+                                                                          rounded: target.format == GLenum(GL_RGBA8)), label: label)
         program.use()
         program.set("prevTex", int: 0)
         return Pass(program: program, target: target, input: input, source: input,

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Compares the NVIDIA renders of Tests/Device/look-parity.sh with the same renders here on llvmpipe.
     python3 Tests/Device/look-parity.py --bin .build/release/gpuencode --nvidia looks-nvidia-*.tar --clips DIR
-Prints, per look and clip: PSNR, the share of pixels that differ by more than 2 code values and the largest difference."""
+Prints, per look and clip: PSNR, the share of pixels that differ by more than 2 code values and the largest difference.
+Exits 1 when a threshold-deciding filter (FILTERS, and the toon and sketch looks) decides differently on more
+than one pixel in 100,000 (a flip is a jump of a posterize level or an outline, 25 to 255 code values)."""
 import argparse, math, os, subprocess, sys, tarfile, tempfile
 import numpy as np
 
@@ -34,3 +36,7 @@ for clip in sorted(f for f in os.listdir(a.clips) if f.endswith('.mp4')):
         label = name if not name.startswith('filter') else env['FILTERS'][int(name[6:])]
         share = float((d.max(axis=2) > 2).mean())*100
         print(f'{c:40s} {label:20s} {psnr:6.1f} dB  >2 codes {share:6.3f}%  max {int(d.max()):3d}')
+        if (name.startswith('filter') or name in ('toon', 'sketch')) and share > 0.001:
+            print(f'FAIL {c} {label}: {share:.3f}% of the pixels decided differently')
+            worst += 1
+sys.exit(1 if worst else 0)

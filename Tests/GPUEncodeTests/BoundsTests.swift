@@ -183,14 +183,26 @@ final class BoundsTests: GPUEncodeTestCase {
         XCTAssertTrue(plan.stdout.contains("4096x2176"), plan.stdout)
     }
 
-    /// A movie past the largest picture is refused as an input (66) before any frame; a still past
-    /// the picture limit too, unless a size option brings it within.
+    /// A movie past the largest picture read (8192x4352) is refused as an input (66) before any
+    /// frame; one past the largest made (4096x2176) is read when a size option scales it within, and
+    /// refused (66, with the way out) when it would be made at its own size. A still past the picture
+    /// limit too, unless a size option brings it within.
     func testInputPastTheLargestPictureIsRefused() throws {
         let big = scratch("big.mkv")
-        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=gray:size=4096x2192:rate=1",
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=gray:size=8192x4368:rate=1",
                                          "-frames:v", "1", "-c:v", "ffv1", big.path])
         assertCleanFailure(try run([big.path, scratch("o.mp4").path, "--max-width", "640"]),
-                           exitCodes: [ExitCode.noInput], mentioning: ["big.mkv", "4096x2192", "8912896"])
+                           exitCodes: [ExitCode.noInput], mentioning: ["big.mkv", "8192x4368", "35651584"])
+        let large = scratch("large.mkv")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=gray:size=4096x2192:rate=1",
+                                         "-frames:v", "1", "-c:v", "ffv1", large.path])
+        assertCleanFailure(try run([large.path, scratch("o1.mp4").path]),
+                           exitCodes: [ExitCode.noInput], mentioning: ["large.mkv", "4096x2192", "8912896", "--max-height"])
+        let scaled = scratch("scaled.mp4")
+        let made = try run([large.path, scaled.path, "--max-width", "640", "--speed", "ultrafast"])
+        XCTAssertEqual(made.status, ExitCode.ok, made.summary)
+        let probe = try Oracle.runChecked("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=width,height", "-of", "csv=p=0", scaled.path])
+        XCTAssertEqual(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "640,342")
         let still = scratch("still.png")
         try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=gray:size=8200x8200",
                                          "-frames:v", "1", still.path])

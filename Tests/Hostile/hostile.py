@@ -231,7 +231,7 @@ def build_cases(root):
     add('controls', '--dry-run, -progress to a planted link', [clip, out(), '-progress', os.path.join(out_dir, 'p.txt'), '--dry-run'] + fast,
         {73}, setup=lambda: os.symlink(victim, os.path.join(out_dir, 'p.txt')), watch=[])
     add('controls', '--dry-run, output in /proc', [clip, '/proc/gpuencode-hostile.mp4', '--dry-run'] + fast, {73})
-    # The largest output: 16384 a side, and 8912896 pixels (4096x2176) for a movie, 67108864 (8192x8192)
+    # The largest output: 16384 a side, and 8912896 pixels (4096x2176) for a movie made (8192x4352 read), 67108864 (8192x8192)
     # for a picture; past it, 64 before any frame (the clip is 4:3).
     for opt in [['--size', '16384x16384'], ['--width', '3600'], ['--height', '16384']]:
         add('controls', f'{" ".join(opt)} (past the largest movie)', [clip, out(), *opt] + fast, {64})

@@ -3,7 +3,7 @@
 /// cannot be made fails with one clear line instead of an encoder or GL error later.
 ///
 /// The largest picture: at most `maxSide` each way, and at most `Limit.video` pixels for a movie
-/// (in and out) or `Limit.picture` for a picture output (PNG, JPEG; `preview`). The limits bound a
+/// (made; more may be read and scaled down) or `Limit.picture` for a picture output (PNG, JPEG; `preview`). The limits bound a
 /// run's memory, which grows with the picture: the frames queued between stages, the encoder's
 /// lookahead and references (x264 at its default speed keeps about 40 frames ahead). Measured on
 /// llvmpipe (peak RSS, 60 frames, default settings): 2.0 GB at 4096x2176, 7.2 GB at 8192x4352 (so
@@ -16,15 +16,24 @@ public enum PictureSize {
 
     /// The most pixels a picture may have, and how to say it.
     public struct Limit: Sendable {
+        /// What a run makes.
         public let pixels: Int
         public let text: String
+        /// What a run reads. why larger for movies: decoding holds a few frames, and the encoder's
+        /// lookahead (the memory that grows) is at the size made, so an 8K phone clip can be made 4K
+        /// or 1080p (measured: 8192x4352 read and made 1080p, 1.0 GB peak on llvmpipe).
+        public let inputPixels: Int
+        public let inputText: String
 
-        /// Movies: 4096x2176, the largest picture of HEVC's and AV1's level 5 (the 4K levels players
-        /// decode; DCI 4K and UHD fit; H.264's level 5.2 allows 4096x2304).
-        public static let video = Limit(pixels: 8_912_896, text: "8912896 pixels (4096x2176)")
+        /// Movies: made at most 4096x2176, the largest picture of HEVC's and AV1's level 5 (the 4K
+        /// levels players decode; DCI 4K and UHD fit; H.264's level 5.2 allows 4096x2304); read at
+        /// most 8192x4352, level 6's (8K).
+        public static let video = Limit(pixels: 8_912_896, text: "8912896 pixels (4096x2176)",
+                                        inputPixels: 35_651_584, inputText: "35651584 pixels (8192x4352)")
         /// Pictures (PNG, JPEG): 8192x8192, 64 megapixels, which holds a 61-megapixel camera's photo;
         /// a picture keeps no frames queued and no encoder lookahead.
-        public static let picture = Limit(pixels: 67_108_864, text: "67108864 pixels (8192x8192)")
+        public static let picture = Limit(pixels: 67_108_864, text: "67108864 pixels (8192x8192)",
+                                          inputPixels: 67_108_864, inputText: "67108864 pixels (8192x8192)")
     }
 
     /// The limits in words, for errors.
@@ -37,18 +46,27 @@ public enum PictureSize {
         width <= maxSide && height <= maxSide && width * height <= limit.pixels
     }
 
+    /// Whether an input of this size can be read (`Limit.inputPixels`).
+    public static func readable(_ width: Int, _ height: Int, _ limit: Limit) -> Bool {
+        width <= maxSide && height <= maxSide && width * height <= limit.inputPixels
+    }
+
     /// Refuses (exit 66) a picture that is empty once cropped to even sizes for 4:2:0 (1x1, 1xN),
     /// or larger than the limits; and (exit 67) a preset that makes it larger than that.
     /// `preset`: the preset's file, named when the preset is at fault.
     public static func check(_ g: RenderGeometry, input: String, preset: String? = nil, limit: Limit = .video) throws {
         let (w, h) = (g.sourceWidth, g.sourceHeight)
-        if !fits(w, h, limit) {
-            throw GPUEncodeError(.input, path: input, "video is \(w)x\(h); gpuencode handles \(limit.pixels == Limit.video.pixels ? "movies" : "pictures") \(limitText(limit))")
+        let kind = limit.pixels == Limit.video.pixels ? "movies" : "pictures"
+        if !readable(w, h, limit) {
+            throw GPUEncodeError(.input, path: input, "video is \(w)x\(h); gpuencode reads \(kind) at most \(maxSide) pixels wide or tall and \(limit.inputText) in all")
         }
         if g.uprightWidth < 2 || g.uprightHeight < 2 {
             throw GPUEncodeError(.input, path: input, "video is \(w)x\(h), too small: 4:2:0 H.264 needs at least 2x2 pixels")
         }
         // A geometry filter (scale, pad) can make the picture larger than the encoder takes.
+        if !fits(g.outputWidth, g.outputHeight, limit), g.outputWidth == g.uprightWidth, g.outputHeight == g.uprightHeight {
+            throw GPUEncodeError(.input, path: input, "video is \(w)x\(h); gpuencode makes \(kind) \(limitText(limit)): scale it down, e.g. --max-height 2160")
+        }
         if !fits(g.outputWidth, g.outputHeight, limit) {
             throw GPUEncodeError(.preset, path: preset, "the preset makes the \(w)x\(h) video \(g.outputWidth)x\(g.outputHeight); gpuencode makes \(limit.pixels == Limit.video.pixels ? "movies" : "pictures") \(limitText(limit))")
         }
