@@ -23,7 +23,10 @@ public enum Transcoder {
             run.checkInterrupt()
             run.fail(error)
         }
-        // After a failure too: a handler stops its threads and lets go of what it holds.
+        // After a failure too: a handler stops its threads and lets go of what it holds. Its
+        // codecs close here, before the output is renamed into place: what a codec does while it
+        // closes (libx265 frees its lookahead, where a heap overrun surfaces) then ends a run
+        // that leaves no output, and after the rename only the demuxer and decoder remain.
         for handler in job.handlers.compactMap({ $0 }) {
             do { try handler.finish() } catch { run.fail(error) }
         }
