@@ -46,11 +46,12 @@ final class NarrowPictureTests: GPUEncodeTestCase {
     /// narrower), at 8 bits from an 8-bit clip, scaled or not, and the first width past it (50).
     /// The ffmpeg CLI aborts on 16, 34 and 48 under the malloc check too (not on 50).
     func testNarrowWidths() throws {
+        // 1:4, so that --width W makes W x 4W (x265 also refuses pictures under 16 rows).
         let clip = scratch("testsrc2.mp4")
-        try Oracle.makeClip(clip, seconds: 0.4, size: "320x240", audio: false)
+        try Oracle.makeClip(clip, seconds: 0.4, size: "128x512", audio: false)
         for width in [16, 18, 34, 48, 50] {
-            try encode([clip.path, "--codec", "hevc", "--size", "\(width)x64", "--speed", "ultrafast"], output: scratch("w\(width).mp4"),
-                       size: [width, 64], pixelFormat: "yuv420p", frames: 10)
+            try encode([clip.path, "--codec", "hevc", "--width", "\(width)", "--speed", "ultrafast"], output: scratch("w\(width).mp4"),
+                       size: [width, 4 * width], pixelFormat: "yuv420p", frames: 10)
         }
         // Unscaled: a clip that is narrow itself (no scaler); a 4K portrait one turned upright and scaled.
         let narrow = scratch("narrow.mp4")
@@ -64,8 +65,8 @@ final class NarrowPictureTests: GPUEncodeTestCase {
     /// A user's `cutree=1` does not bring the overrun back: the encoder's own setting comes last.
     func testUserCutreeIsOverridden() throws {
         let clip = scratch("testsrc2-user.mp4")
-        try Oracle.makeClip(clip, seconds: 0.4, size: "320x240", audio: false)
-        try encode([clip.path, "--codec", "hevc", "--size", "36x64", "--x265-params", "cutree=1"], output: scratch("user.mp4"),
-                   size: [36, 64], pixelFormat: "yuv420p", frames: 10)
+        try Oracle.makeClip(clip, seconds: 0.4, size: "128x512", audio: false)
+        try encode([clip.path, "--codec", "hevc", "--width", "36", "--x265-params", "cutree=1"], output: scratch("user.mp4"),
+                   size: [36, 144], pixelFormat: "yuv420p", frames: 10)
     }
 }
