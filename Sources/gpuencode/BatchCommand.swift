@@ -18,7 +18,9 @@ struct BatchCommand: ParsableCommand {
 
         NAME TEMPLATE (--name, default {stem}.mp4): {name} the input's file name, {stem} without its \
         extension, {ext} its extension, {preset} the preset's name; e.g. {stem}-{preset}.mkv. A name \
-        must stay inside --out-dir: absolute names and `..` (written or expanded) are refused (64).
+        must stay inside --out-dir: absolute names and `..` (written or expanded) are refused (64). \
+        The folders below --out-dir are made and opened without following symbolic links: a job whose \
+        subfolder is a link fails (73).
 
         RESUME: outputs appear only when complete, and each finished job is recorded (input size and \
         mtime, or content hash with --hash; preset digest; settings; gpuencode version) in \
@@ -215,7 +217,12 @@ struct BatchCommand: ParsableCommand {
         options.sharedContext = Environment.sharedBatchContext
         options.cudaInterop = Environment.cudaInterop
 
+        // Report files are checked for writability now, not after an hour of transcoding (and by a
+        // dry run, which refuses what the run would refuse before its first job).
+        for path in [report, junit].compactMap({ $0 }) { try checkWritable(path) }
+
         if dryRun {
+            if let url = progressOptions.progressURL { try ProgressStream.probe(url: url, overwrite: true) }
             print("# \(plan.jobs.count) jobs planned, \(jobs.count) in shard \(selected?.description ?? "1/1"); state \(statePath); plan \(plan.digest)")
             for job in jobs {
                 let decision = try options.resume.decide(job, record: batchState.record(for: job.output)) { try FNV1a64.file(job.input) }
@@ -230,9 +237,6 @@ struct BatchCommand: ParsableCommand {
             }
             return
         }
-
-        // Report files are checked for writability now, not after an hour of transcoding.
-        for path in [report, junit].compactMap({ $0 }) { try checkWritable(path) }
 
         let style = self.style
         // Replaced like the reports (batch has no -y: a rerun's progress is the new run's); never

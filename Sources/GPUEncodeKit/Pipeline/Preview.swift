@@ -29,8 +29,10 @@ public enum Preview {
 
     /// `seconds`: the frame's time; nil takes the representative frame (`representativeTime`).
     public static func render(input path: String, preset: Preset, at seconds: Double? = nil, gpu: GPUSelection = .auto) throws -> Result {
-        let session = try Session(input: path, at: seconds, gpu: gpu)
-        return Result(image: try session.render(preset.filters, light: preset.light), time: session.time, renderer: session.renderer)
+        var picture = PictureOutput(input: path, preset: preset)
+        picture.time = seconds
+        picture.gpu = gpu
+        return try picture.render()
     }
 
     /// One frame (or still) decoded once and a GL context made once, for rendering many filter
@@ -44,6 +46,8 @@ public enum Preview {
         /// The picture before any filter: upright (and even-sized for video).
         public let width: Int
         public let height: Int
+        /// Width over height of one displayed pixel, turned with the picture (1 for square pixels and stills).
+        public let sampleAspect: Double
         private let gl: GLContext
         private let still: RGBAImage?
         private var planar: Frame?
@@ -51,8 +55,15 @@ public enum Preview {
         private let working: AVPixelFormat
         private let rotation: Rotation
         private let color: YUVColorSpace
-        /// The open movie (nil for a still), kept so `show(at:)` can move to other frames.
-        private let input: VideoSource?
+        /// The open movie (nil for a still), kept so `show(at:)` can move to other frames; opened
+        /// again when a seek fails.
+        private var input: VideoSource?
+        private let path: String
+        /// The decoder stands just after the frame shown, so decoding on gives the next frames. False
+        /// from the start of every move until it succeeds: after a failure the next move seeks afresh.
+        private var positioned = false
+        /// The frame shown is the video's last (the decoder has reached the end).
+        private var atEnd = false
         /// The video's length in seconds and frame rate, when the container tells them.
         public let duration: Double?
         public let frameRate: Double?
@@ -64,6 +75,7 @@ public enum Preview {
         public init(input path: String, at asked: Double? = nil, gpu: GPUSelection = .auto) throws {
             // Checked here as well as by the commands.
             if let asked { try Session.checkTime(asked) }
+            self.path = path
             if ImageIO.isImagePath(path) {
                 let image = try ImageIO.read(path)
                 gl = try GLContext(selection: gpu)
@@ -72,6 +84,7 @@ public enum Preview {
                 time = nil
                 width = image.width
                 height = image.height
+                sampleAspect = 1
                 frameSize = (Int32(image.width), Int32(image.height))
                 working = AV_PIX_FMT_YUV420P
                 rotation = .none
@@ -96,13 +109,13 @@ public enum Preview {
             }
             let dec = input.decoder.pointee
             var (working, color) = VideoSource.workingFormat(for: frame.frame.pixelFormat, colorspace: dec.colorspace,
-                                                            range: dec.color_range)
+                                                            range: dec.color_range, width: Int(dec.width), height: Int(dec.height))
             // HDR and wide gamut are shown as SDR BT.709, tone-mapped as a transcode's defaults do.
             (color.transfer, color.primaries) = VideoSource.colorDescription(trc: dec.color_trc, primaries: dec.color_primaries)
             if color.transfer.isHDR { color.hdr = input.hdrMetadata }
             let geometry = RenderGeometry(width: frame.frame.width, height: frame.frame.height, format: working,
                                           rotation: input.rotation)
-            try PictureSize.check(geometry, input: path)
+            try PictureSize.check(geometry, input: path, limit: .picture)
             planar = try input.convert(frame.frame, to: working, width: geometry.sourceWidth, height: geometry.sourceHeight)
             self.working = working
             self.color = color
@@ -110,7 +123,14 @@ public enum Preview {
             frameSize = (frame.frame.width, frame.frame.height)
             width = geometry.uprightWidth
             height = geometry.uprightHeight
+            // As a transcode reads it (OutputScale): the stream's, else the decoder's.
+            let stream = input.videoStream.pointee
+            let sar = stream.sample_aspect_ratio.num > 0 ? stream.sample_aspect_ratio : dec.sample_aspect_ratio
+            let aspect = sar.num > 0 && sar.den > 0 ? Double(sar.num) / Double(sar.den) : 1
+            sampleAspect = input.rotation.swapsDimensions ? 1 / aspect : aspect
             time = frame.time
+            atEnd = frame.last
+            positioned = true
             still = nil
             self.input = input
             duration = input.durationSeconds
@@ -123,33 +143,53 @@ public enum Preview {
         /// Moves to the first frame at or after `seconds` (the last frame when `seconds` is past
         /// it); returns its time. Stepping forward a little decodes on from the frame shown, so
         /// frame-by-frame stepping and playback do not seek back to a keyframe each time. A still
-        /// image stays as it is (nil).
+        /// image stays as it is (nil). A move that fails leaves the frame shown as it was, and the
+        /// next move seeks afresh (a failure never sticks to the session).
         @discardableResult
         public func show(at seconds: Double) throws -> Double? {
-            guard let input, let shown = time else { return nil }
+            guard input != nil, let shown = time else { return nil }
             try Session.checkTime(seconds)
             let step = frameRate.map { 1 / $0 } ?? 0.04
             // Asked for the frame shown (a re-render after a change): nothing to decode.
             if abs(seconds - shown) < step / 2 { return shown }
-            let found: (frame: Frame, time: Double)?
-            if seconds > shown && seconds - shown < Session.decodeAheadSeconds {
-                found = try Preview.decodeFrame(input, at: seconds, seeking: false)
+            // The last frame is shown: every later time (the scrubber's end is the duration) shows it.
+            if atEnd && seconds > shown { return shown }
+            let ahead = positioned && seconds > shown && seconds - shown < Session.decodeAheadSeconds
+            positioned = false
+            atEnd = false
+            let found: (frame: Frame, time: Double, last: Bool)
+            if ahead {
+                guard let next = try Preview.decodeFrame(input!, at: seconds, seeking: false, keepingLast: true) else {
+                    // Nothing after the frame shown: it is the last.
+                    positioned = true
+                    atEnd = true
+                    return shown
+                }
+                found = next
             } else {
-                // Back to the start: a seek to 0 (decodeFrame seeks only for later times).
-                if seconds <= 0 { try input.seek(toSeconds: 0) }
-                found = try Preview.decodeFrame(input, at: seconds)
-            }
-            guard let frame = found else {
-                // Past the last frame: show the last one (seek back to it through its keyframe).
-                if let last = duration.map({ max(0, $0 - step) }), last < seconds { return try show(at: last) }
-                return shown
+                found = try seekAndDecode(seconds)
             }
             // A mid-stream change of size (rare; a transcode scales it) keeps the frame shown.
-            guard frame.frame.width == frameSize.width, frame.frame.height == frameSize.height else { return shown }
+            guard found.frame.width == frameSize.width, found.frame.height == frameSize.height else { return shown }
             let g = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation)
-            planar = try input.convert(frame.frame, to: working, width: g.sourceWidth, height: g.sourceHeight)
-            time = frame.time
-            return frame.time
+            planar = try input!.convert(found.frame, to: working, width: g.sourceWidth, height: g.sourceHeight)
+            time = found.time
+            positioned = true
+            atEnd = found.last
+            return found.time
+        }
+
+        /// Seeks (back to a keyframe) and decodes on to the first frame at or after `seconds`, or to
+        /// the last frame when the video ends before it. Where the demuxer cannot seek there, or the
+        /// seek lands where nothing decodes, the movie is opened again and decoded from the start.
+        private func seekAndDecode(_ seconds: Double) throws -> (frame: Frame, time: Double, last: Bool) {
+            if try input!.seek(toSeconds: seconds),
+               let found = try Preview.decodeFrame(input!, at: seconds, seeking: false, keepingLast: true) {
+                return found
+            }
+            input = try VideoSource(path: path, threads: 0)
+            if let found = try Preview.decodeFrame(input!, at: seconds, seeking: false, keepingLast: true) { return found }
+            throw GPUEncodeError(.inputDecode, path: path, "no video frame could be decoded")
         }
 
         /// A time a frame may be asked for: the seek converts it to an Int64, which traps on NaN,
@@ -163,9 +203,18 @@ public enum Preview {
         /// How far ahead `show(at:)` decodes on rather than seeking (seconds): about a GOP of phone video.
         static let decodeAheadSeconds = 2.0
 
+        /// The size `filters` make of the picture.
+        public func outputSize(of filters: [FilterInstance]) -> (width: Int, height: Int) {
+            let g = still != nil
+                ? RenderGeometry(sourceWidth: width, sourceHeight: height, chromaShiftX: 0, chromaShiftY: 0, rotation: .none, filters: filters)
+                : RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation, filters: filters)
+            return (g.outputWidth, g.outputHeight)
+        }
+
         /// The picture through `filters`, at the frame's time (keyframes evaluated there).
         /// `light`: the preset's (video frames only; a still picture is filtered in gamma light).
-        public func render(_ filters: [FilterInstance], light: FilterLight = .gamma) throws -> RGBAImage {
+        /// `toneMapping`: how an HDR frame becomes SDR (a transcode's defaults unless given).
+        public func render(_ filters: [FilterInstance], light: FilterLight = .gamma, toneMapping: ToneMapping = ToneMapping()) throws -> RGBAImage {
             _ = gl
             defer { renders += 1 }
             if let still {
@@ -173,7 +222,8 @@ public enum Preview {
                 return try renderer.render(still, frameIndex: renders)
             }
             let geometry = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation, filters: filters)
-            let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: .viaRGBA, light: light)
+            let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: .viaRGBA, light: light,
+                                             toneMapping: toneMapping)
             return try renderer.renderRGBA(source: planar!.planes, time: time ?? 0)
         }
     }
@@ -201,8 +251,11 @@ public enum Preview {
 
     /// The first frame shown at or after `seconds` from the start of the media (by the frame's own
     /// timestamp; one without is taken as the frame asked for).
-    /// `seeking` false decodes on from where the source is (a later frame than the one last decoded).
-    static func decodeFrame(_ input: VideoSource, at seconds: Double, seeking: Bool = true) throws -> (frame: Frame, time: Double)? {
+    /// `seeking` false decodes on from where the source is (a later frame than the one last decoded);
+    /// nil when it gives no frame (it was at the end). `keepingLast`: when the video ends before
+    /// `seconds`, its last frame (`last` true) rather than nil.
+    static func decodeFrame(_ input: VideoSource, at seconds: Double, seeking: Bool = true,
+                            keepingLast: Bool = false) throws -> (frame: Frame, time: Double, last: Bool)? {
         let stream = input.videoStream
         let tb = input.timeBase
         let start = input.startSeconds
@@ -210,14 +263,18 @@ public enum Preview {
         // Half a frame of slack, so asking for a frame's own time (rounded) finds it.
         let slack = stream.pointee.avg_frame_rate.num > 0 ? 0.5 / av_q2d(stream.pointee.avg_frame_rate) : 0.001
         var decodedAny = false
+        var last: (frame: Frame, time: Double)?
         while let frame = try input.nextFrame() {
             decodedAny = true
             let ts = frame.bestEffortTimestamp
             let t = ts == AV_NOPTS ? seconds : Double(ts) * av_q2d(tb) - start
-            if t + slack >= seconds { return (frame, max(0, t)) }
+            if t + slack >= seconds { return (frame, max(0, t), false) }
+            if keepingLast { last = (frame, max(0, t)) }
         }
-        // Not one frame decoded: the data is at fault (as in a transcode), not the time asked for.
-        if !decodedAny { throw GPUEncodeError(.inputDecode, path: input.path, "no video frame could be decoded") }
+        if let last { return (last.frame, last.time, true) }
+        // Not one frame decoded from a fresh position: the data is at fault (as in a transcode), not
+        // the time asked for.
+        if !decodedAny && seeking { throw GPUEncodeError(.inputDecode, path: input.path, "no video frame could be decoded") }
         return nil
     }
 }
