@@ -48,6 +48,7 @@ package final class AudioTranscoder {
     private let muxerOffset: Int64
 
     private var resampler: OpaquePointer?
+    private var closed = false
     /// The format, layout and rate `resampler` was made for (they may change mid-stream).
     private var resamplerInput: (format: Int32, layout: AVChannelLayout, rate: Int32)?
     private let decoded = Frame()
@@ -166,6 +167,14 @@ package final class AudioTranscoder {
     }
 
     deinit {
+        close()
+    }
+
+    /// Frees the codecs now (as `VideoEncoder.close`: before the output is renamed into place).
+    /// Nothing may use the transcoder afterwards; closing again does nothing.
+    package func close() {
+        guard !closed else { return }
+        closed = true
         var d: UnsafeMutablePointer<AVCodecContext>? = decoder
         avcodec_free_context(&d)
         var e: UnsafeMutablePointer<AVCodecContext>? = encoder
@@ -188,6 +197,7 @@ package final class AudioTranscoder {
     /// decoder, resampler, fifo and encoder are drained. `emit` may take the packet's data (the
     /// muxer does); the packet is reused afterwards.
     package func transcode(_ packet: Packet?, emit: (Packet) throws -> Void) throws {
+        precondition(!closed, "the transcoder is closed")
         if finished { return }
         if let packet {
             var rc = avcodec_send_packet(decoder, packet.pointer)

@@ -31,6 +31,7 @@ package final class VideoEncoder {
     /// Frames of a format the encoder does not take are converted into this one (yuv420p).
     private var conversion: (sws: OpaquePointer, pool: FramePool)?
     private var flushed = false
+    private var closed = false
     /// Frames sent to the encoder, and whether its end of stream came back (SVT-AV1's close needs it).
     private var framesSent = 0
     private var drained = false
@@ -70,6 +71,16 @@ package final class VideoEncoder {
     }
 
     deinit {
+        close()
+    }
+
+    /// Frees the encoder now instead of when its last reference goes: a run closes it once it is
+    /// drained and before the output is renamed into place, so whatever the encoder does while it
+    /// closes (frees its buffers, joins its threads) happens while a failure still leaves no output.
+    /// Nothing may use the encoder afterwards; closing again does nothing.
+    package func close() {
+        guard !closed else { return }
+        closed = true
         // SVT-AV1 (1.4) waits forever in its deinit unless its end of stream went through, and
         // also waits forever for the end of a stream that had no picture: a run that fails or is
         // interrupted before or while encoding gives it one blank picture if it had none, the end
@@ -101,6 +112,7 @@ package final class VideoEncoder {
     /// Sends a frame (nil = flush) and hands every finished packet to `emit`, in the encoder's time
     /// base, with its duration set.
     package func encode(_ frame: Frame?, emit: (Packet) throws -> Void) throws {
+        precondition(!closed, "the encoder is closed")
         if let frame {
             // A decoded frame (the no-GPU path) still says what type it was; x264 and SVT-AV1 would
             // take that as an order and copy the source's GOP instead of choosing their own.
@@ -247,9 +259,10 @@ package final class VideoEncoder {
     /// warnings then, see MediaLog).
     private static var verbose: Bool { av_log_get_level() >= AV_LOG_WARNING }
 
-    /// `key=value:...` for the encoder's params option: ours first, the user's after (the later wins).
-    private static func params(_ ours: [String], _ user: String?) -> String {
-        (ours + (user.map { [$0] } ?? [])).joined(separator: ":")
+    /// `key=value:...` for the encoder's params option: ours first, the user's after (the later
+    /// wins), then what must hold whatever the user asked (`then`).
+    private static func params(_ ours: [String], _ user: String?, then forced: [String] = []) -> String {
+        (ours + (user.map { [$0] } ?? []) + forced).joined(separator: ":")
     }
 
     /// x265's `master-display` (chromaticities in 0.00002, luminance in 0.0001 cd/m² units, G B R
@@ -276,6 +289,8 @@ package final class VideoEncoder {
         let crf = s.effectiveCRF
         let rate: String
         let tenBit = (av_pix_fmt_desc_get(enc.pointee.pix_fmt)?.pointee.comp.0.depth ?? 8) > 8
+        // What -v says besides speed and rate.
+        var notes: [String] = []
         switch s.codec {
         case .h264:
             enc.pointee.thread_count = Int32(clamping: s.threads)
@@ -317,7 +332,10 @@ package final class VideoEncoder {
             // HDR kept: the mastering display and light level as SEI too, not only in the container.
             ours += VideoEncoder.x265HDRParams(stream.hdr)
             if s.threads > 0 { ours.append("pools=\(s.threads)") }
-            av_dict_set(&options, "x265-params", params(ours, s.videoParams), 0)
+            // After the user's: narrow pictures need the CU-tree off whatever was asked (X265NarrowPicture).
+            let narrow = X265NarrowPicture.params(width: Int(stream.width))
+            av_dict_set(&options, "x265-params", params(ours, s.videoParams, then: narrow), 0)
+            if !narrow.isEmpty { notes.append("cutree off: x265 overruns its buffers below \(X265NarrowPicture.widestAffected + 1) pixels wide") }
         case .av1:
             av_dict_set(&options, "preset", native, 0)
             if let bitrate = s.bitrate {
@@ -336,7 +354,7 @@ package final class VideoEncoder {
         let rc = open(enc, codec, &options)
         try check(rc, .encode, path: output, "cannot open \(name) with these settings")
         let speed = native == s.speed ? "speed \(s.speed)" : "speed \(s.speed) = preset \(native)"
-        return (enc, name, "\(name) (\(speed), \(rate))")
+        return (enc, name, "\(name) (\(([speed, rate] + notes).joined(separator: ", ")))")
     }
 
     /// h264_nvenc/hevc_nvenc with the settings mapped: crf → constant quality (`-rc vbr -cq`),

@@ -24,8 +24,10 @@ final class AudioTranscodeHandler: OutputStreamHandler {
 
     var isDone: Bool { transcoder.pastEnd }
 
-    /// What the decoder, resampler, sample queue and encoder still hold; nothing after a failure.
+    /// What the decoder, resampler, sample queue and encoder still hold (nothing after a failure);
+    /// then the codecs close, before the output is renamed into place.
     func finish() throws {
+        defer { transcoder.close() }
         if run.failed { return }
         try transcoder.transcode(nil, emit: write)
     }

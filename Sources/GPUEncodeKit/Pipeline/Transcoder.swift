@@ -23,7 +23,11 @@ public enum Transcoder {
             run.checkInterrupt()
             run.fail(error)
         }
-        // After a failure too: a handler stops its threads and lets go of what it holds.
+        // After a failure too: a handler stops its threads and lets go of what it holds. The GL
+        // context and the encoders close here, before the output is renamed into place: what a
+        // codec does while it closes (libx265 frees its lookahead, where a heap overrun shows)
+        // then ends a run that leaves no output. After the rename only the input's demuxer and
+        // decoder and the finished muxer's context are freed, and --json probes the output.
         for handler in job.handlers.compactMap({ $0 }) {
             do { try handler.finish() } catch { run.fail(error) }
         }

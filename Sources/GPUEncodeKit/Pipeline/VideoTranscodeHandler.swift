@@ -38,13 +38,15 @@ final class VideoTranscodeHandler: OutputStreamHandler {
         try passDecodedFrames()
     }
 
-    /// The decoder's last frames (unless the run failed), then the stages finish.
+    /// The decoder's last frames (unless the run failed), then the stages finish and the encoder
+    /// closes: before the output is renamed into place (Transcoder.run), not when the job goes.
     func finish() {
         if !run.failed {
             source.send(nil)
             do { try passDecodedFrames() } catch { run.fail(error) }
         }
         stages.finish()
+        encode.encoder.close()
     }
 
     private func passDecodedFrames() throws {
