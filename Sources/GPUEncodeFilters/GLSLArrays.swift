@@ -39,13 +39,7 @@ enum GLSLArrays {
         func sizes(_ at: inout Int, line: Int, name: String) throws -> Double? {
             var count: Double? = 1
             while at < tokens.count && tokens[at].text == "[" {
-                var depth = 0
-                var j = at
-                repeat {
-                    if tokens[j].text == "[" { depth += 1 }
-                    if tokens[j].text == "]" { depth -= 1 }
-                    j += 1
-                } while j < tokens.count && depth > 0
+                let j = GLSLTokens.pastClosing(tokens, from: at, open: "[", close: "]")
                 let inside = Array(tokens[(at + 1)..<max(at + 1, j - 1)])
                 if inside.isEmpty {
                     count = nil

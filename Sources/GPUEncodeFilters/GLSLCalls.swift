@@ -23,21 +23,9 @@ enum GLSLCalls {
             if t.text == "}" { depth -= 1 }
             if depth == 0, t.kind == .identifier, i + 1 < tokens.count, tokens[i + 1].text == "(", i > 0,
                tokens[i - 1].kind == .identifier || tokens[i - 1].text == "]" {
-                var j = i + 1
-                var parens = 0
-                repeat {
-                    if tokens[j].text == "(" { parens += 1 }
-                    if tokens[j].text == ")" { parens -= 1 }
-                    j += 1
-                } while j < tokens.count && parens > 0
+                let j = GLSLTokens.pastClosing(tokens, from: i + 1, open: "(", close: ")")
                 if j < tokens.count && tokens[j].text == "{" {
-                    var braces = 0
-                    var k = j
-                    repeat {
-                        if tokens[k].text == "{" { braces += 1 }
-                        if tokens[k].text == "}" { braces -= 1 }
-                        k += 1
-                    } while k < tokens.count && braces > 0
+                    let k = GLSLTokens.pastClosing(tokens, from: j, open: "{", close: "}")
                     bodies[t.text] = (i, j, k, t.line)
                     i = k
                     continue

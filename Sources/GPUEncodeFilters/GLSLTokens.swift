@@ -9,6 +9,19 @@ struct GLSLToken: Equatable {
 
 /// GLSL ES source as tokens: comments dropped, a preprocessor line kept whole as one `directive`.
 enum GLSLTokens {
+    /// The index just past the bracket that closes the `open` at `start` (`tokens.count` when it
+    /// is never closed): the one bracket walk the array, call and body scanners share.
+    static func pastClosing(_ tokens: [GLSLToken], from start: Int, open: String, close: String) -> Int {
+        var depth = 0
+        var j = start
+        repeat {
+            if tokens[j].text == open { depth += 1 }
+            if tokens[j].text == close { depth -= 1 }
+            j += 1
+        } while j < tokens.count && depth > 0
+        return j
+    }
+
     static func checkNesting(_ tokens: [GLSLToken]) throws {
         var depth = 0
         for t in tokens {
