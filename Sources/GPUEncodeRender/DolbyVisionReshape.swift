@@ -11,7 +11,7 @@ import GPUEncodeCore
 //    components: constant + Σ over orders k ≤ 3 of the coefficients of y^k, u^k, v^k, (yu)^k,
 //    (yv)^k, (uv)^k, (yuv)^k. The result is clamped to the first and last pivots.
 // 2. The RPU's ycc_to_rgb matrix and offset: rgb' = M · (reshaped − offset), PQ-coded R'G'B' (for
-//    profile 5, IPTPQc2, the matrix takes I, P, T to L'M'S').
+//    profile 5, IPTPQc2, the matrix takes I, P, T to L'M'S'), clamped to PQ's 0...1.
 // 3. The PQ EOTF, then the RPU's rgb_to_lms and LMS to linear BT.2020 RGB through the
 //    Hunt-Pointer-Estevez LMS without crosstalk (what rgb_to_lms is defined against).
 //
@@ -86,7 +86,8 @@ public struct DolbyVisionReshape: Sendable {
         vec3 dolbyVisionLinear(vec3 yuv) {
             vec3 sig = clamp(yuv * dvInputScale, 0.0, 1.0);
             vec3 shaped = vec3(dvReshape(0, sig), dvReshape(1, sig), dvReshape(2, sig));
-            return max(dvLMSToBT2020 * pqEOTF(dvYccToRgb * (shaped - dvYccOffset)), 0.0);
+            // (PQ is defined on 0...1: past about 1.7 its EOTF's denominator turns negative.)
+            return max(dvLMSToBT2020 * pqEOTF(clamp(dvYccToRgb * (shaped - dvYccOffset), 0.0, 1.0)), 0.0);
         }
 
         """

@@ -1,3 +1,4 @@
+import CFFmpeg
 import GPUEncodeCore
 import GPUEncodeMedia
 import GPUEncodeRender
@@ -13,9 +14,15 @@ struct DolbyVisionPlan {
     var note: (LogLevel, String)?
 
     init(_ o: TranscodeOptions, input: VideoSource, keep: Bool) {
-        guard let dv = input.dolbyVision else { return }
-        let name = "\(o.input): Dolby Vision profile \(dv.profile).\(dv.compatibility)"
-        let base = dv.compatibility == 4 ? "HLG" : dv.compatibility == 1 ? "HDR10 (PQ)" : dv.compatibility == 2 ? "SDR" : "its"
+        // A stream without the container's configuration record (raw HEVC, a remux that lost it)
+        // is Dolby Vision when its frames carry RPUs: HDR-tagged HEVC is looked at too.
+        let dec = input.decoder.pointee
+        let untagged = dec.codec_id == AV_CODEC_ID_HEVC && [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc)
+        let config = input.dolbyVision
+        guard config != nil || (untagged && o.encoder.dolbyVision == .apply && !keep) else { return }
+        let name = "\(o.input): Dolby Vision " + (config.map { "profile \($0.profile).\($0.compatibility)" } ?? "(RPUs without a configuration record)")
+        let compatibility = config?.compatibility ?? (dec.color_trc == AVCOL_TRC_ARIB_STD_B67 ? 4 : 1)
+        let base = compatibility == 4 ? "HLG" : compatibility == 1 ? "HDR10 (PQ)" : compatibility == 2 ? "SDR" : "its"
         let baseLine = "\(name): the \(base) base layer is used"
         if o.encoder.dolbyVision == .base {
             note = (.info, baseLine + " (--dolby-vision base)")
@@ -26,7 +33,7 @@ struct DolbyVisionPlan {
             return
         }
         guard let first = input.firstFrameDolbyVisionRPU else {
-            note = (.warning, baseLine + ": its frames carry no Dolby Vision metadata (RPU)")
+            if config != nil { note = (.warning, baseLine + ": its frames carry no Dolby Vision metadata (RPU)") }
             return
         }
         if first.needsResidual {
