@@ -357,6 +357,7 @@ public final class FrameRenderer {
     public func renderRGBA(source: [Plane], time: Double = 0) throws -> RGBAImage {
         guard let chain else { preconditionFailure("renderRGBA needs the viaRGBA or unfused path") }
         upload(source)
+        applyDolbyVision()
         defer { frameIndex += 1 }
         let result = chain.render(time: time, frameIndex: frameIndex)
         let pixels: [UInt8]

@@ -68,6 +68,21 @@ extension HDRTests {
         XCTAssertLessThan(s, 0.85, "the base layer's saturation against libplacebo's RPU rendition: \(s)")
     }
 
+    /// `gpuencode preview` applies the RPU as a transcode does by default: the iPhone clip's first
+    /// frame, saturation and luma within 3% of libplacebo's (the base layer: 78% of its saturation).
+    func testDolbyVisionPreview() throws {
+        let input = try Paths.media("iphone_hevc10_hlg_dolbyvision_rot90_0.1s.mov")
+        let png = scratch("preview.png")
+        let result = try gpuencode(["preview", input.path, "--at", "0", "-o", png.path])
+        XCTAssertEqual(result.status, 0, result.summary)
+        let ref = try reference(input, HDRTests.libplacebo, name: "pl.mkv", vulkan: true, frames: 1)
+        let a = try saturationAndLuma(png), b = try saturationAndLuma(ref)
+        let message = "preview: saturation \(a.saturation) vs libplacebo \(b.saturation), luma \(a.luma) vs \(b.luma)"
+        print(message)
+        XCTAssertLessThan(abs(a.saturation / b.saturation - 1), 0.03, message)
+        XCTAssertLessThan(abs(a.luma / b.luma - 1), 0.03, message)
+    }
+
     /// `--dolby-vision base` is the base layer as before: the same pixels as the clip's frames copied
     /// losslessly without their RPU (ffv1, rotation kept). A value other than apply or base is a
     /// usage error.

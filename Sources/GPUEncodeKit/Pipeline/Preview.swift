@@ -51,6 +51,9 @@ public enum Preview {
         private let working: AVPixelFormat
         private let rotation: Rotation
         private let color: YUVColorSpace
+        /// The shown frame's Dolby Vision RPU, applied as a transcode applies it by default
+        /// (`--dolby-vision apply`); nil: none, or one the renderer cannot apply (the base layer).
+        private var dolbyVision: DolbyVisionRPU?
         /// The open movie (nil for a still), kept so `show(at:)` can move to other frames.
         private let input: VideoSource?
         /// The video's length in seconds and frame rate, when the container tells them.
@@ -104,6 +107,7 @@ public enum Preview {
                                           rotation: input.rotation)
             try PictureSize.check(geometry, input: path)
             planar = try input.convert(frame.frame, to: working, width: geometry.sourceWidth, height: geometry.sourceHeight)
+            dolbyVision = Session.applicable(frame.frame.dolbyVisionRPU)
             self.working = working
             self.color = color
             rotation = input.rotation
@@ -148,8 +152,15 @@ public enum Preview {
             guard frame.frame.width == frameSize.width, frame.frame.height == frameSize.height else { return shown }
             let g = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation)
             planar = try input.convert(frame.frame, to: working, width: g.sourceWidth, height: g.sourceHeight)
+            dolbyVision = Session.applicable(frame.frame.dolbyVisionRPU)
             time = frame.time
             return frame.time
+        }
+
+        /// `rpu` when the renderer applies it (DolbyVisionPlan's conditions), else nil.
+        static func applicable(_ rpu: DolbyVisionRPU?) -> DolbyVisionRPU? {
+            guard let rpu, !rpu.needsResidual, DolbyVisionReshape.fits(rpu) else { return nil }
+            return rpu
         }
 
         /// A time a frame may be asked for: the seek converts it to an Int64, which traps on NaN,
@@ -173,7 +184,10 @@ public enum Preview {
                 return try renderer.render(still, frameIndex: renders)
             }
             let geometry = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation, filters: filters)
-            let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: .viaRGBA, light: light)
+            let renderer = try FrameRenderer(geometry: geometry, source: dolbyVision.map { $0.colorSpace(base: color) } ?? color, filters: filters,
+                                             path: .viaRGBA, light: light,
+                                             dolbyVision: dolbyVision.map { _ in DolbyVisionReshape(sourceBits: geometry.bitDepth) })
+            if let dolbyVision { renderer.setDolbyVision(dolbyVision) }
             return try renderer.renderRGBA(source: planar!.planes, time: time ?? 0)
         }
     }
