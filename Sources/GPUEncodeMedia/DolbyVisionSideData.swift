@@ -1,4 +1,5 @@
 import CFFmpeg
+import Glibc
 import GPUEncodeCore
 
 // Dolby Vision RPUs as libavcodec exports them (AV_FRAME_DATA_DOVI_METADATA, libavutil/dovi_meta.h:
@@ -52,9 +53,11 @@ extension DolbyVisionRPU {
 
 extension VideoSource {
     /// The first frame's Dolby Vision RPU, decoded by a decoder of its own (one frame: the run's
-    /// decoder is not disturbed); nil where the stream has none or it cannot be read.
+    /// decoder is not disturbed); nil where the stream has none or it cannot be read, and for an
+    /// input that is not a regular file (a pipe read twice would lose what the run reads).
     package var firstFrameDolbyVisionRPU: DolbyVisionRPU? {
-        guard let probe = try? VideoSource(path: path, threads: 1, videoOnly: true), let frame = try? probe.nextFrame() else { return nil }
+        var st = stat()
+        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, let probe = try? VideoSource(path: path, threads: 1, videoOnly: true), let frame = try? probe.nextFrame() else { return nil }
         return frame.dolbyVisionRPU
     }
 }
