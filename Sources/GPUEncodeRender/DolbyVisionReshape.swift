@@ -47,7 +47,7 @@ public struct DolbyVisionReshape: Sendable {
         """
         // Dolby Vision RPU (DolbyVisionReshape.swift), set per frame.
         uniform float dvInputScale;
-        uniform vec4 dvPivots[\(3 * 3)];
+        uniform vec4 dvPivots[6];
         uniform vec4 dvPieces[\(3 * DolbyVisionReshape.maxPieces)];
         uniform vec4 dvMMR[\(2 * DolbyVisionReshape.mmrCapacity)];
         uniform vec3 dvLow;
@@ -55,15 +55,12 @@ public struct DolbyVisionReshape: Sendable {
         uniform mat3 dvYccToRgb;
         uniform vec3 dvYccOffset;
         uniform mat3 dvLMSToBT2020;
-        // Component c's value mapped by the piece its pivots pick (pivots past the last piece are
-        // set above any value). Pieces: polynomial (c0, c1, c2, 0), MMR (constant, first dvMMR
-        // index, 0, orders).
+        // Component c's value mapped by the piece its pivots pick: the number of inner pivots (1 to
+        // 7, two vec4 a component, those past the last piece set above any value) at or below it.
+        // Pieces: polynomial (c0, c1, c2, 0), MMR (constant, first dvMMR index, 0, orders).
         float dvReshape(int c, vec3 sig) {
             float s = sig[c];
-            int piece = 0;
-            for (int i = 1; i < \(DolbyVisionReshape.maxPieces); i++) {
-                if (s >= dvPivots[3 * c + i / 4][i % 4]) piece = i;
-            }
+            int piece = int(dot(step(dvPivots[2 * c], vec4(s)) + step(dvPivots[2 * c + 1], vec4(s)), vec4(1.0)));
             vec4 p = dvPieces[\(DolbyVisionReshape.maxPieces) * c + piece];
             if (p.w == 0.0) {
                 s = p.x + s * (p.y + s * p.z);
@@ -98,12 +95,12 @@ public struct DolbyVisionReshape: Sendable {
     package func uniforms(_ rpu: DolbyVisionRPU) -> (scale: Float, pivots: [Float], pieces: [Float], mmr: [Float], low: [Float], high: [Float],
                                                       yccToRGB: [Float], offset: [Float], lmsToBT2020: [Float]) {
         let n = DolbyVisionReshape.maxPieces
-        var pivots = [Float](repeating: 1e9, count: 3 * 12), pieces = [Float](repeating: 0, count: 3 * n * 4)
+        var pivots = [Float](repeating: 1e9, count: 3 * 8), pieces = [Float](repeating: 0, count: 3 * n * 4)
         var mmr = [Float](repeating: 0, count: 2 * DolbyVisionReshape.mmrCapacity * 4)
         var next = 0
         for (c, curve) in rpu.curves.enumerated() {
-            // Pivots 1 ... count − 2 choose pieces; the last pivot is an upper bound only.
-            for i in 1..<max(curve.pivots.count - 1, 1) { pivots[12 * c + i] = Float(curve.pivots[i]) }
+            // Pivots 1 ... count − 2 choose pieces; the first and last are the clamp's bounds only.
+            for i in 1..<max(curve.pivots.count - 1, 1) { pivots[8 * c + i - 1] = Float(curve.pivots[i]) }
             for (i, piece) in curve.pieces.enumerated() {
                 let at = 4 * (n * c + i)
                 switch piece {
@@ -134,7 +131,7 @@ public struct DolbyVisionReshape: Sendable {
         let u = uniforms(rpu)
         program.use()
         program.set("dvInputScale", u.scale)
-        glUniform4fv(program.location("dvPivots"), 9, u.pivots)
+        glUniform4fv(program.location("dvPivots"), 6, u.pivots)
         glUniform4fv(program.location("dvPieces"), GLsizei(3 * DolbyVisionReshape.maxPieces), u.pieces)
         glUniform4fv(program.location("dvMMR"), GLsizei(2 * DolbyVisionReshape.mmrCapacity), u.mmr)
         program.set("dvLow", u.low[0], u.low[1], u.low[2])
