@@ -39,21 +39,34 @@ void gpuencode_install_signal_handlers(void) {
 
 int gpuencode_interrupt_signal(void) { return interrupt_signal; }
 
-int gpuencode_create_exclusive(const char *path) {
-    /* O_EXCL refuses any existing name, a planted symlink included (O_NOFOLLOW says so twice);
-       the mode is filtered by the umask like any new file's. */
-    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+int gpuencode_open_directory(const char *path) {
+    /* The root of a contained write: the user's own path, links in it followed (once). */
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     return fd >= 0 ? fd : -errno;
 }
 
-int gpuencode_rename_noreplace(const char *from, const char *to) {
+int gpuencode_open_directory_below(int dirfd, const char *name) {
+    /* O_NOFOLLOW: a link at `name` fails (ELOOP) instead of leading elsewhere; O_DIRECTORY: so does
+       anything that is not a folder (ENOTDIR). */
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
+int gpuencode_create_exclusive_at(int dirfd, const char *name) {
+    /* O_EXCL refuses any existing name, a planted symlink included (O_NOFOLLOW says so twice);
+       the mode is filtered by the umask like any new file's. */
+    int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    return fd >= 0 ? fd : -errno;
+}
+
+int gpuencode_rename_noreplace_at(int dirfd, const char *from, const char *to) {
     /* The raw system call: glibc declares renameat2 only under _GNU_SOURCE. */
-    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+    if (syscall(SYS_renameat2, dirfd, from, dirfd, to, RENAME_NOREPLACE) == 0) return 0;
     int e = errno;
     if (e != EINVAL && e != ENOSYS && e != ENOTSUP) return -e;
     /* Filesystems without RENAME_NOREPLACE: link(2) fails with EEXIST just as atomically. */
-    if (link(from, to) != 0) return -errno;
-    if (unlink(from) != 0) return -errno;
+    if (linkat(dirfd, from, dirfd, to, 0) != 0) return -errno;
+    if (unlinkat(dirfd, from, 0) != 0) return -errno;
     return 0;
 }
 

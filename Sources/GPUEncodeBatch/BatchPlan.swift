@@ -22,6 +22,11 @@ public struct BatchJob: Sendable {
     public let settings: EncoderSettings
     /// Where the job came from, for messages: `jobs.csv:4`, or the argument.
     public let origin: String
+    /// For an output under --out-dir: that folder and the output's path below it (mirrored
+    /// subfolders and the name). The job opens the folder and walks down to the output's own
+    /// without following links, so every file it writes stays under --out-dir. Nil for an output
+    /// a manifest names.
+    public var underOutDir: (folder: String, below: String)?
 
     /// The encoder settings this job runs with, with `threads` unless the batch gave --threads.
     public func encoderSettings(threads: Int) -> EncoderSettings {
@@ -162,6 +167,7 @@ public enum BatchPlanner {
         for d in drafts {
             let (p, digest) = try preset(d.presetSpec, filter: d.filter)
             let output: String
+            var place: (folder: String, below: String)?
             if let explicit = d.output {
                 output = explicit
             } else {
@@ -174,7 +180,8 @@ public enum BatchPlanner {
                 if escapesFolder(name) {
                     throw GPUEncodeError(.usage, path: d.input, "--name \"\(request.template)\" gives \"\(name)\", which leaves --out-dir; names must stay inside it")
                 }
-                output = joinPath(joinPath(outDir, d.relativeDir), name)
+                place = (outDir, joinPath(d.relativeDir, name))
+                output = joinPath(outDir, joinPath(d.relativeDir, name))
             }
             let ext = pathExtension(output)
             guard BatchRequest.outputExtensions.contains(ext) else {
@@ -188,8 +195,9 @@ public enum BatchPlanner {
             do { try checkOutputContainer(path: output, codec: settings.codec) } catch let e as GPUEncodeError {
                 throw GPUEncodeError(.usage, path: output, "\(e.message) (job for \(d.input) from \(d.origin))")
             }
-            let job = BatchJob(index: jobs.count, input: d.input, output: output, presetSpec: d.presetSpec, filterSpec: d.filter?.text, preset: p,
+            var job = BatchJob(index: jobs.count, input: d.input, output: output, presetSpec: d.presetSpec, filterSpec: d.filter?.text, preset: p,
                                presetDigest: digest, overrides: d.row.over(request.overrides), settings: settings, origin: d.origin)
+            job.underOutDir = place
             let key = absolutePath(output)
             if let other = writers[key] {
                 throw GPUEncodeError(.usage, path: output, "written by two jobs: \(other.input) (\(other.origin)) and \(d.input) (\(d.origin)); change --name (e.g. {stem}-{preset}.mp4) or the manifest")

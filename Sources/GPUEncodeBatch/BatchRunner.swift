@@ -188,9 +188,17 @@ public final class BatchRunner: @unchecked Sendable {
         let warnings = Locked<[String]>([])
         result.inputFacts = MediaFacts.probe(job.input)
         do {
-            try makeDirectories(splitPath(job.output).dir)
-            let threads = options.threads(jobs: jobsAtOnce)
             var o = TranscodeOptions(input: job.input, output: job.output, preset: job.preset)
+            if let place = job.underOutDir {
+                // --out-dir is the user's (made when missing, links in it followed); the folders
+                // below it are walked and made without following links, and the output is written
+                // relative to the last, so a folder swapped for a link cannot take it elsewhere.
+                try makeDirectories(place.folder)
+                o.outputFolder = try ContainedDirectory(root: place.folder).descend(splitPath(place.below).dir, creating: true)
+            } else {
+                try makeDirectories(splitPath(job.output).dir)
+            }
+            let threads = options.threads(jobs: jobsAtOnce)
             o.reuseGPUContext = true
             o.sharedGL = shared
             o.overwrite = overwrite

@@ -8,34 +8,54 @@ import Glibc
 /// carries our PID and a tag of our PID namespace and boot, so a later run can remove the
 /// temporaries of killed processes (`removeStale`): `.gpuencode-PID-TAG-RANDOM.partial`, 55 bytes
 /// at most.
+///
+/// The temporary is made, removed and renamed into place relative to its folder's descriptor
+/// (ContainedDirectory), never by path: a folder on the path swapped for a link while the file is
+/// written cannot split the temporary from its output or take either elsewhere.
 package struct TemporaryFile {
     static let prefix = ".gpuencode-"
     static let suffix = ".partial"
 
-    package let path: String
+    /// The folder the temporary and its output are in.
+    package let directory: ContainedDirectory
+    /// The temporary's name in `directory`.
+    package let name: String
     package let fd: Int32
     /// The file we created, to make sure cleanup removes ours and not something put in its place.
     private let identity: (dev: UInt, ino: UInt)
 
-    /// Creates the temporary in `dir`; `target` is the output it stands for (for error messages).
+    /// Where the temporary is, for messages (and a read through the name where /proc is missing).
+    package var path: String { directory.path == "/" ? "/\(name)" : "\(directory.path)/\(name)" }
+
+    /// Creates the temporary in the folder `dir` (opened once, following links in the path given);
+    /// `target` is the output it stands for (for error messages).
     package init(in dir: String, for target: String) throws {
+        let directory: ContainedDirectory
+        do { directory = try ContainedDirectory(root: dir) } catch let e as GPUEncodeError {
+            throw GPUEncodeError(.outputCreate, path: target, "cannot create a file in \(dir): \(e.message)")
+        }
+        try self.init(in: directory, for: target)
+    }
+
+    /// Creates the temporary in `directory`; `target` is the output it stands for (for error messages).
+    package init(in directory: ContainedDirectory, for target: String) throws {
         var attempt = 0
         while true {
             // 64 random bits: a name that exists already is someone else's (or a trap); try another.
-            let name = "\(TemporaryFile.prefix)\(getpid())-\(TemporaryFile.namespaceTag)-\(hex16(UInt64.random(in: .min ... .max)))\(TemporaryFile.suffix)"
-            let candidate = dir == "/" ? "/\(name)" : "\(dir)/\(name)"
-            let rc = gpuencode_create_exclusive(candidate)
+            let candidate = "\(TemporaryFile.prefix)\(getpid())-\(TemporaryFile.namespaceTag)-\(hex16(UInt64.random(in: .min ... .max)))\(TemporaryFile.suffix)"
+            let rc = gpuencode_create_exclusive_at(directory.fd, candidate)
             if rc >= 0 {
                 var st = stat()
                 fstat(rc, &st)
-                path = candidate
+                self.directory = directory
+                name = candidate
                 fd = rc
                 identity = (UInt(st.st_dev), UInt(st.st_ino))
                 return
             }
             attempt += 1
             if -rc != EEXIST || attempt >= 16 {
-                throw GPUEncodeError(.outputCreate, path: target, "cannot create a file in \(dir): \(errnoString(-rc))")
+                throw GPUEncodeError(.outputCreate, path: target, "cannot create a file in \(directory.path): \(errnoString(-rc))")
             }
         }
     }
@@ -46,23 +66,27 @@ package struct TemporaryFile {
     /// Removes the temporary if the name still holds the file we created.
     package func remove() {
         var st = stat()
-        guard lstat(path, &st) == 0, UInt(st.st_dev) == identity.dev, UInt(st.st_ino) == identity.ino else { return }
-        unlink(path)
+        guard fstatat(directory.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0,
+              UInt(st.st_dev) == identity.dev, UInt(st.st_ino) == identity.ino else { return }
+        unlinkat(directory.fd, name, 0)
     }
 
-    /// Moves the finished temporary to `finalPath`. Without `overwrite`, a file that appeared at
-    /// `finalPath` since the start (another gpuencode writing the same output) is never replaced:
-    /// this run loses with 73 and removes its temporary. With `overwrite`, rename(2) replaces it.
+    /// Moves the finished temporary to `finalPath`, which names a file in the temporary's folder:
+    /// only its last component is used, renamed to within the folder's descriptor. Without
+    /// `overwrite`, a file that appeared at `finalPath` since the start (another gpuencode writing
+    /// the same output) is never replaced: this run loses with 73 and removes its temporary. With
+    /// `overwrite`, renameat(2) replaces it.
     package func commit(to finalPath: String, overwrite: Bool) throws {
+        let finalName = splitPath(finalPath).base
         if overwrite {
-            guard rename(path, finalPath) == 0 else {
+            guard renameat(directory.fd, name, directory.fd, finalName) == 0 else {
                 let reason = errnoString()
                 remove()
                 throw GPUEncodeError(.outputCreate, path: finalPath, "cannot move the finished file into place: \(reason)")
             }
             return
         }
-        let rc = gpuencode_rename_noreplace(path, finalPath)
+        let rc = gpuencode_rename_noreplace_at(directory.fd, name, finalName)
         guard rc == 0 else {
             remove()
             if -rc == EEXIST {
@@ -80,8 +104,15 @@ package struct TemporaryFile {
     /// unrelated process keeps its file until that process ends: safe, never wrong. `legacyBase`
     /// also removes the older `.NAME.PID.partial` of that one output, which has no tag: only when
     /// untouched for an hour as well (no live writer goes that long without writing).
-    package static func removeStale(in dir: String, legacyBase: String? = nil) {
-        guard let d = opendir(dir) else { return }
+    package static func removeStale(in directory: ContainedDirectory, legacyBase: String? = nil) {
+        // A descriptor of its own (not dup: that would share the read position of every scan);
+        // fdopendir takes it over, the folder keeps its own.
+        let copy = gpuencode_open_directory_below(directory.fd, ".")
+        guard copy >= 0 else { return }
+        guard let d = fdopendir(copy) else {
+            Glibc.close(copy)
+            return
+        }
         defer { closedir(d) }
         let fdDir = dirfd(d)
         let ours = namespaceTag
@@ -162,19 +193,31 @@ private func hex16(_ v: UInt64) -> String {
 /// state and report, saved after every job, do not (a folder scan per job would grow with the batch).
 package func writeFileAtomically(_ bytes: [UInt8], to path: String, overwrite: Bool, stopIfInterrupted: Bool = false,
                          removingStale: Bool = true) throws {
+    let (dir, _) = splitPath(path)
+    guard isDirectory(dir) else { throw GPUEncodeError(.outputCreate, path: path, "directory \(dir) does not exist") }
+    // The folder is opened once: the temporary and the rename happen in the folder checked here.
+    let directory = try ContainedDirectory(root: dir)
+    try writeFileAtomically(bytes, in: directory, to: path, overwrite: overwrite, stopIfInterrupted: stopIfInterrupted,
+                            removingStale: removingStale)
+}
+
+/// `writeFileAtomically` into a folder already opened (walked from a root without following links:
+/// ContainedDirectory); `path` names the file in it (its last component is the name written, the
+/// whole is for messages). Nothing at the name is ever followed: the rename replaces it (with `overwrite`).
+package func writeFileAtomically(_ bytes: [UInt8], in directory: ContainedDirectory, to path: String, overwrite: Bool,
+                                 stopIfInterrupted: Bool = false, removingStale: Bool = true) throws {
     func checkSignal() throws {
         let sig = gpuencode_interrupt_signal()
         guard stopIfInterrupted, sig != 0 else { return }
         throw GPUEncodeError(.interrupted(signal: sig), path: path, "interrupted by \(signalName(sig)); nothing written")
     }
     try checkSignal()
-    let (dir, _) = splitPath(path)
-    guard isDirectory(dir) else { throw GPUEncodeError(.outputCreate, path: path, "directory \(dir) does not exist") }
-    if !overwrite && fileExists(path) {
+    let name = splitPath(path).base
+    if !overwrite && directory.fileType(name) != nil {
         throw GPUEncodeError(.outputCreate, path: path, "already exists (use -y to overwrite)")
     }
-    if removingStale { TemporaryFile.removeStale(in: dir) }
-    let temp = try TemporaryFile(in: dir, for: path)
+    if removingStale { TemporaryFile.removeStale(in: directory) }
+    let temp = try TemporaryFile(in: directory, for: path)
     var offset = 0
     var failure: Int32 = 0
     bytes.withUnsafeBytes { raw in

@@ -52,11 +52,24 @@ public enum SketchFilter {
 }
 
 /// The toon pass shared by toon and smoothToon: black where the Sobel magnitude reaches the
-/// threshold, elsewhere the colour posterized to quantizationLevels steps.
+/// threshold, elsewhere the colour posterized to quantizationLevels steps. The outline decision is
+/// made in exact arithmetic (ExactDecisions.swift): the Sobel of the luminance in integer units of
+/// 1/2550000 against the threshold, squared, so every renderer outlines the same pixels.
 enum ToonGLSL {
     static let uniforms = """
     uniform float {{p}}threshold;
     uniform float {{p}}quantizationLevels;
+    """
+    /// After `EdgeGLSL.sobel` (it reads `{{p}}at`).
+    static let decision = "\n" + ExactDecisionGLSL.helpers + """
+    bool {{p}}outline(vec2 uv) {
+        ivec2 p = ivec2(uv * {{p}}inputSize);
+        int tl = {{p}}lumaUnits({{p}}at(p + ivec2(-1, -1)).rgb), t = {{p}}lumaUnits({{p}}at(p + ivec2(0, -1)).rgb);
+        int tr = {{p}}lumaUnits({{p}}at(p + ivec2(1, -1)).rgb), l = {{p}}lumaUnits({{p}}at(p + ivec2(-1, 0)).rgb);
+        int r = {{p}}lumaUnits({{p}}at(p + ivec2(1, 0)).rgb), bl = {{p}}lumaUnits({{p}}at(p + ivec2(-1, 1)).rgb);
+        int b = {{p}}lumaUnits({{p}}at(p + ivec2(0, 1)).rgb), br = {{p}}lumaUnits({{p}}at(p + ivec2(1, 1)).rgb);
+        return {{p}}reaches(-tl - 2 * l - bl + tr + 2 * r + br, -tl - 2 * t - tr + bl + 2 * b + br, {{p}}threshold);
+    }
     """
     // why: GPUImage's toon shader takes the Sobel of the red channel alone, so edges between colours
     // of equal red (green against blue) get no outline; the luminance catches them all.
@@ -65,7 +78,7 @@ enum ToonGLSL {
         vec4 c = {{p}}at(ivec2(uv * {{p}}inputSize));
         float levels = max({{p}}quantizationLevels, 1.0);
         vec3 posterized = floor(c.rgb * levels + 0.5) / levels;
-        float keep = 1.0 - step({{p}}threshold, {{p}}sobel(uv));
+        float keep = {{p}}outline(uv) ? 0.0 : 1.0;
         return vec4(posterized * keep, c.a);
     }
     """
@@ -80,15 +93,45 @@ public enum ToonFilter {
             .float("threshold", default: 0.2, range: 0...1, "edge sensitivity: lower outlines more"),
             .float("quantizationLevels", default: 10, range: 1...256, "colour levels per channel"),
         ],
-        kind: .sampling(glsl: ToonGLSL.uniforms + "\n" + EdgeGLSL.sobel, passes: [ToonGLSL.pass])
+        kind: .sampling(glsl: ToonGLSL.uniforms + "\n" + EdgeGLSL.sobel + ToonGLSL.decision, passes: [ToonGLSL.pass])
     )
 }
 
 /// GPUImage's SmoothToonFilter: its Gaussian blur (sigma = blurRadiusInPixels, taps out to where
 /// the weight falls below 1/256, rounded up to even, none below 1 pixel) and then the toon pass on
 /// the blurred picture. why: GPUImage rounds blurRadiusInPixels to whole pixels; a fractional
-/// sigma is kept here, since the weights are computed anyway.
+/// sigma is kept here, since the weights are computed anyway. The blur is integer arithmetic, as
+/// the outline decision is (ExactDecisions.swift): every tap read by itself (not merged into
+/// bilinear fetches, whose 8-bit weights differ between GPUs), weights in 1/65536 summing to one
+/// exactly (`integerTaps`), each pass's result rounded half up to 8-bit codes, so every renderer
+/// blurs, and then outlines, alike.
 public enum SmoothToonFilter {
+    /// The Gaussian's weights for taps 0 ... radius in units of 1/65536: the outer ones rounded,
+    /// the centre taking the rest, so the 2 radius + 1 taps sum to 65536.
+    static func integerTaps(sigma: Double, radius: Int) -> [Int] {
+        let r = max(0, radius)
+        let w = (0...r).map { i in exp(-Double(i * i) / (2 * sigma * sigma)) }
+        let total = w[0] + 2 * w[1...].reduce(0, +)
+        var q = w.map { Int(($0 / total * 65536).rounded()) }
+        q[0] = 65536 - 2 * q[1...].reduce(0, +)
+        return q
+    }
+
+    /// One pass of the blur along `axis` (an ivec2).
+    static let blurPass = { (axis: String) in """
+    vec4 {{p}}run(vec2 uv) {
+        ivec2 p = ivec2(uv * {{p}}inputSize);
+        ivec2 last = ivec2({{p}}inputSize) - 1;
+        ivec4 sum = int({{p}}taps[0]) * {{p}}codes4(texelFetch({{p}}input, p, 0));
+        for (int i = 1; i <= int({{p}}radius); i++) {
+            ivec4 pair = {{p}}codes4(texelFetch({{p}}input, clamp(p + \(axis) * i, ivec2(0), last), 0))
+                + {{p}}codes4(texelFetch({{p}}input, clamp(p - \(axis) * i, ivec2(0), last), 0));
+            sum += int({{p}}taps[i]) * pair;
+        }
+        return vec4((sum + 32768) >> 16) / 255.0;
+    }
+    """ }
+
     /// GPUImage's sample radius for a Gaussian of sigma `blurRadiusInPixels`.
     public static func sampleRadius(_ blurRadiusInPixels: Double) -> Int {
         guard blurRadiusInPixels >= 1 else { return 0 }
@@ -108,16 +151,16 @@ public enum SmoothToonFilter {
             .float("quantizationLevels", default: 10, range: 1...256, "colour levels per channel"),
         ],
         kind: .sampling(glsl: """
-        uniform float {{p}}offsets[\(GaussianBlurFilter.maxPairs + 1)];
-        uniform float {{p}}weights[\(GaussianBlurFilter.maxPairs + 1)];
-        uniform float {{p}}count;
-        """ + ToonGLSL.uniforms + "\n" + EdgeGLSL.sobel,
-        passes: [GaussianBlurFilter.pass("vec2(1.0, 0.0)"), GaussianBlurFilter.pass("vec2(0.0, 1.0)"), ToonGLSL.pass]),
+        uniform float {{p}}taps[\(2 * GaussianBlurFilter.maxPairs + 1)];
+        uniform float {{p}}radius;
+        """ + ToonGLSL.uniforms + "\n" + EdgeGLSL.sobel + ToonGLSL.decision + """
+        ivec4 {{p}}codes4(vec4 c) { return ivec4(floor(clamp(c, 0.0, 1.0) * 255.0 + 0.5)); }
+        """,
+        passes: [blurPass("ivec2(1, 0)"), blurPass("ivec2(0, 1)"), ToonGLSL.pass]),
         arrays: { f, _, _ in
             let sigma = f.double("blurRadiusInPixels")
             let radius = sampleRadius(sigma)
-            let (offsets, weights) = GaussianBlurFilter.taps(sigma: max(sigma, 0.01), radius: radius)
-            return ["offsets": offsets, "weights": weights, "count": [Float(offsets.count)]]
+            return ["taps": integerTaps(sigma: max(sigma, 0.01), radius: radius).map(Float.init), "radius": [Float(radius)]]
         }
     )
 }

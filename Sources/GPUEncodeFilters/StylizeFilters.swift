@@ -56,6 +56,47 @@ enum CellGLSL {
         return length(vec2(a.x - b.x, (a.y - b.y) * {{p}}inputSize.y / {{p}}inputSize.x));
     }
     """
+    /// The cells in integers, for the filters that decide inside or outside a dot (needs
+    /// `ExactDecisionGLSL.helpers`): positions in units of 1 / `{{p}}perPixel()` pixel (the largest power
+    /// of two with W * perPixel <= 65536, so every product below stays within 32 bits), the cell's
+    /// side an even number of units. `{{p}}exactCell(p)`: (the cell centre, the pixel centre's offset
+    /// from it) for pixel p along both axes; `{{p}}cellLuma(centre)`: the luminance at the centre as an
+    /// 8-bit code, interpolated from its four pixels with weights in 1/256 (as a GPU's bilinear
+    /// sampling weighs them), rounded half up at each step.
+    static let exactCells = """
+    int {{p}}perPixel() {
+        int k = 4;
+        for (int i = 0; i < 14; i++) { if (2 * k * int({{p}}inputSize.x) <= 65536) k *= 2; }
+        return k;
+    }
+    int {{p}}side() {
+        float pixels = max({{p}}fractionalWidthOfAPixel, 1.0 / {{p}}inputSize.x) * {{p}}inputSize.x;
+        return 2 * max(1, int(roundEven(pixels * float({{p}}perPixel() / 2))));
+    }
+    ivec4 {{p}}exactCell(ivec2 p) {
+        int u = {{p}}perPixel();
+        int side = {{p}}side();
+        ivec2 at = p * u + u / 2;
+        ivec2 centre = (at / side) * side + side / 2;
+        return ivec4(centre, at - centre);
+    }
+    int {{p}}lumaAt(ivec2 p) { return {{p}}lumaUnits(texelFetch({{p}}input, clamp(p, ivec2(0), ivec2({{p}}inputSize) - 1), 0).rgb); }
+    int {{p}}cellLuma(ivec2 centre) {
+        int u = {{p}}perPixel();
+        ivec2 base = centre - u / 2;
+        ivec2 i = base / u;
+        ivec2 f = (base - i * u) * 256 / u;
+        int top = ((256 - f.x) * {{p}}lumaAt(i) + f.x * {{p}}lumaAt(i + ivec2(1, 0)) + 128) >> 8;
+        int bottom = ((256 - f.x) * {{p}}lumaAt(i + ivec2(0, 1)) + f.x * {{p}}lumaAt(i + ivec2(1, 1)) + 128) >> 8;
+        int l = ((256 - f.y) * top + f.y * bottom + 128) >> 8;
+        return (l + 5000) / 10000;
+    }
+    // Whether offset d lies within (side / 2) * scale / 255 of the centre: 255² d² <= ((side / 2) scale)².
+    bool {{p}}withinDot(ivec2 d, int scale) {
+        return {{p}}notBelow({{p}}square({{p}}side() / 2 * scale), {{p}}sumOfSquares(255 * d.x, 255 * d.y));
+    }
+
+    """
     static let widthParameter = ParameterDeclaration.float(
         "fractionalWidthOfAPixel", default: 0.05, range: 0...1, "cell size as a fraction of the width (at least one pixel)")
 }
@@ -110,12 +151,15 @@ public enum PolkaDotFilter {
             CellGLSL.widthParameter,
             .float("dotScaling", default: 0.9, range: 0...1, "dot diameter as a fraction of the cell"),
         ],
-        kind: .sampling(glsl: CellGLSL.uniforms + "uniform float {{p}}dotScaling;\n" + CellGLSL.cells, passes: ["""
+        // Inside or outside a dot is decided in integers (`CellGLSL.exactCells`, dotScaling to 1/255),
+        // so every renderer draws the same dots. (The colour is GPUImage's, sampled at the cell's
+        // centre in float: a colour, not a decision, it differs between renderers as little as any.)
+        kind: .sampling(glsl: CellGLSL.uniforms + "uniform float {{p}}dotScaling;\n" + CellGLSL.cells + ExactDecisionGLSL.helpers + CellGLSL.exactCells, passes: ["""
         vec4 {{p}}run(vec2 uv) {
-            vec2 centre = {{p}}cellCentre(uv);
-            vec4 c = texture({{p}}input, centre);
-            float inside = step({{p}}widthDistance(uv, centre), 0.5 * {{p}}cellWidth() * {{p}}dotScaling);
-            return vec4(c.rgb * inside, c.a);
+            ivec4 cell = {{p}}exactCell(ivec2(uv * {{p}}inputSize));
+            vec4 c = texture({{p}}input, {{p}}cellCentre(uv));
+            bool inside = {{p}}withinDot(cell.zw, int(roundEven(clamp({{p}}dotScaling, 0.0, 1.0) * 255.0)));
+            return vec4(inside ? c.rgb : vec3(0.0), c.a);
         }
         """])
     )
@@ -129,12 +173,13 @@ public enum HalftoneFilter {
         // GPUImage's code default is 0.01 (its README says 0.05).
         parameters: [.float("fractionalWidthOfAPixel", default: 0.01, range: 0...1,
                             "cell size as a fraction of the width (at least one pixel)")],
-        kind: .sampling(glsl: CellGLSL.uniforms + CellGLSL.cells, passes: ["""
+        // Decided in integers (`CellGLSL.exactCells`), so every renderer draws the same dots: the dot's
+        // radius is half the cell times the darkness of the centre's luminance as an 8-bit code.
+        kind: .sampling(glsl: CellGLSL.uniforms + ExactDecisionGLSL.helpers + CellGLSL.exactCells, passes: ["""
         vec4 {{p}}run(vec2 uv) {
-            vec2 centre = {{p}}cellCentre(uv);
-            float dark = 1.0 - dot(texture({{p}}input, centre).rgb, vec3(0.2125, 0.7154, 0.0721));
-            float inside = step({{p}}widthDistance(uv, centre), 0.5 * {{p}}cellWidth() * dark);
-            return vec4(vec3(1.0 - inside), 1.0);
+            ivec4 cell = {{p}}exactCell(ivec2(uv * {{p}}inputSize));
+            bool inside = {{p}}withinDot(cell.zw, 255 - {{p}}cellLuma(cell.xy));
+            return vec4(vec3(inside ? 0.0 : 1.0), 1.0);
         }
         """])
     )
@@ -151,17 +196,37 @@ public enum CrosshatchFilter {
             .float("crossHatchSpacing", default: 0.03, range: 0...1, "line spacing in texture coordinates (at least one pixel of the width)"),
             .float("lineWidth", default: 0.003, range: 0...1, "line width in texture coordinates"),
         ],
+        // Decided in integers (ExactDecisions.swift), so every renderer draws the same lines: the
+        // luminance in exact units, positions in units of 1 / (2 W H k) of the texture coordinates
+        // (where every pixel centre's uv.x ± uv.y lies exactly), the spacing and width taken to that
+        // grid (k makes it fine: some 2^27 units across the two coordinates).
         glsl: """
         uniform float {{p}}crossHatchSpacing;
         uniform float {{p}}lineWidth;
+        """ + ExactDecisionGLSL.helpers + """
+        // Whether v mod m (m > 0, v of any sign) is at most w.
+        bool {{p}}onLine(int v, int m, int w) {
+            if (v < 0) v += m * (-v / m + 1);
+            return v % m <= w;
+        }
         vec4 {{p}}apply(vec4 c, vec2 uv) {
-            float luma = dot(c.rgb, vec3(0.2125, 0.7154, 0.0721));
-            float s = max({{p}}crossHatchSpacing, 1.0 / outSize.x);
-            float w = {{p}}lineWidth;
-            bool line = (luma < 1.0 && mod(uv.x + uv.y, s) <= w)
-                || (luma < 0.75 && mod(uv.x - uv.y, s) <= w)
-                || (luma < 0.5 && mod(uv.x + uv.y - 0.5 * s, s) <= w)
-                || (luma < 0.3 && mod(uv.x - uv.y - 0.5 * s, s) <= w);
+            int luma = {{p}}lumaUnits(c.rgb);
+            ivec2 size = ivec2(outSize);
+            ivec2 p = ivec2(uv * outSize);
+            // uv.x + uv.y and uv.x - uv.y of the pixel's centre in units of 1 / (2 W H k), k the largest
+            // power of two with 2 W H k <= 2^27 (so twice a sum stays within 32 bits).
+            int k = 1;
+            for (int i = 0; i < 27; i++) { if (4 * size.x * size.y * k <= 134217728) k *= 2; }
+            int sum = ((2 * p.x + 1) * size.y + (2 * p.y + 1) * size.x) * k;
+            int difference = ((2 * p.x + 1) * size.y - (2 * p.y + 1) * size.x) * k;
+            float grid = float(2 * size.x * size.y * k);
+            int s = int(roundEven(max({{p}}crossHatchSpacing, 1.0 / outSize.x) * grid));
+            int w = int(floor({{p}}lineWidth * grid));
+            // Luminance below 1, 0.75, 0.5, 0.3; the last two sets half a spacing along (in half units).
+            bool line = (luma < 2550000 && {{p}}onLine(sum, s, w))
+                || (luma < 1912500 && {{p}}onLine(difference, s, w))
+                || (luma < 1275000 && {{p}}onLine(2 * sum - s, 2 * s, 2 * w))
+                || (luma < 765000 && {{p}}onLine(2 * difference - s, 2 * s, 2 * w));
             return line ? vec4(0.0, 0.0, 0.0, 1.0) : vec4(1.0);
         }
         """
@@ -169,7 +234,10 @@ public enum CrosshatchFilter {
 }
 
 /// GPUImage's Kuwahara (after Kyprianidis et al.): the mean of whichever of the four
-/// (radius + 1)^2 quadrants around the pixel has the least colour variance.
+/// (radius + 1)^2 quadrants around the pixel has the least colour variance. The choice is made in
+/// integers (ExactDecisions.swift): n² times each variance, n Σk² - (Σk)² over the 8-bit codes k, is
+/// exact, so quadrants of equal or nearly equal variance are chosen alike on every renderer (the
+/// first of equals, as GPUImage's strict comparison takes it).
 public enum KuwaharaFilter {
     /// why: each pixel reads (2r + 1)^2 texels (289 at 8), which is already seconds a frame for
     /// HD on a software renderer; GPUImage itself calls the filter best kept to still images.
@@ -182,17 +250,17 @@ public enum KuwaharaFilter {
         parameters: [.int("radius", default: 3, range: 1...maxRadius, "quadrant size in pixels out from the centre; larger is more abstract and much slower")],
         // why: GPUImage steps by a fixed 1/768 x 1/1024 of the texture whatever its size; the
         // definition (and this filter) steps by one pixel.
-        kind: .sampling(glsl: "uniform int {{p}}radius;\n", passes: ["""
+        kind: .sampling(glsl: "uniform int {{p}}radius;\n" + ExactDecisionGLSL.helpers, passes: ["""
         vec4 {{p}}run(vec2 uv) {
             ivec2 p = ivec2(uv * {{p}}inputSize);
             ivec2 last = ivec2({{p}}inputSize) - 1;
             int r = clamp({{p}}radius, 0, \(maxRadius));
-            vec3 m[4] = vec3[4](vec3(0.0), vec3(0.0), vec3(0.0), vec3(0.0));
-            vec3 s[4] = vec3[4](vec3(0.0), vec3(0.0), vec3(0.0), vec3(0.0));
+            ivec3 m[4] = ivec3[4](ivec3(0), ivec3(0), ivec3(0), ivec3(0));
+            ivec3 s[4] = ivec3[4](ivec3(0), ivec3(0), ivec3(0), ivec3(0));
             for (int j = -r; j <= r; j++) {
                 for (int i = -r; i <= r; i++) {
-                    vec3 c = texelFetch({{p}}input, clamp(p + ivec2(i, j), ivec2(0), last), 0).rgb;
-                    vec3 cc = c * c;
+                    ivec3 c = {{p}}codes(texelFetch({{p}}input, clamp(p + ivec2(i, j), ivec2(0), last), 0).rgb);
+                    ivec3 cc = c * c;
                     // Quadrants in GPUImage's order: top left, top right, bottom right, bottom left.
                     if (j <= 0 && i <= 0) { m[0] += c; s[0] += cc; }
                     if (j <= 0 && i >= 0) { m[1] += c; s[1] += cc; }
@@ -200,14 +268,14 @@ public enum KuwaharaFilter {
                     if (j >= 0 && i <= 0) { m[3] += c; s[3] += cc; }
                 }
             }
-            float n = float((r + 1) * (r + 1));
-            float best = 1e2;
+            int n = (r + 1) * (r + 1);
+            // n² times the variance summed over the channels (at most 3 · 81 · 81 · 255² / 4: 32 bits hold it).
+            int best = -1;
             vec3 result = vec3(0.0);
             for (int q = 0; q < 4; q++) {
-                vec3 mean = m[q] / n;
-                vec3 v = abs(s[q] / n - mean * mean);
-                float sigma2 = v.r + v.g + v.b;
-                if (sigma2 < best) { best = sigma2; result = mean; }
+                ivec3 v = n * s[q] - m[q] * m[q];
+                int sigma2 = v.r + v.g + v.b;
+                if (best < 0 || sigma2 < best) { best = sigma2; result = vec3(m[q]) / (255.0 * float(n)); }
             }
             return vec4(result, 1.0);
         }

@@ -30,12 +30,16 @@ package final class OutputFile {
 
     /// `planOnly`: set up the muxer for mapping streams without creating any file (nor removing
     /// killed runs' temporaries): `--dry-run`. Such an output cannot be opened.
-    package init(path: String, overwrite: Bool, codec: VideoCodec = .h264, planOnly: Bool = false) throws {
+    /// `folder`: the output's folder already opened (walked below a root without following links: a
+    /// batch's --out-dir); nil opens `path`'s folder. The temporary is made, and renamed to `path`'s
+    /// name, relative to that folder's descriptor.
+    package init(path: String, overwrite: Bool, codec: VideoCodec = .h264, planOnly: Bool = false,
+                 folder: ContainedDirectory? = nil) throws {
         finalPath = path
         self.overwrite = overwrite
         let (dir, base) = splitPath(path)
         let oformat = try OutputFile.format(for: path, codec: codec)
-        guard isDirectory(dir) else { throw GPUEncodeError(.outputCreate, path: path, "directory \(dir) does not exist") }
+        if folder == nil && !isDirectory(dir) { throw GPUEncodeError(.outputCreate, path: path, "directory \(dir) does not exist") }
         if planOnly {
             temp = nil
             var ctx: UnsafeMutablePointer<AVFormatContext>?
@@ -46,8 +50,9 @@ package final class OutputFile {
             return
         }
         // Temporaries of killed runs (dead PIDs) in this folder go first; a live run's stay.
-        TemporaryFile.removeStale(in: dir, legacyBase: base)
-        let temp = try TemporaryFile(in: dir, for: path)
+        let directory = try folder ?? ContainedDirectory(root: dir)
+        TemporaryFile.removeStale(in: directory, legacyBase: base)
+        let temp = try TemporaryFile(in: directory, for: path)
         self.temp = temp
         let byDescriptor = "/proc/self/fd/\(temp.fd)"
         // Without /proc (an unusual container), faststart re-reads by the temporary's name: a read,

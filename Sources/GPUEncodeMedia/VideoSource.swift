@@ -149,13 +149,14 @@ package final class VideoSource {
         return true
     }
 
-    /// `seek(to:)` at `seconds` from the start of the media.
-    package func seek(toSeconds seconds: Double) throws {
+    /// `seek(to:)` at `seconds` from the start of the media; false where the demuxer cannot seek there.
+    @discardableResult
+    package func seek(toSeconds seconds: Double) throws -> Bool {
         // The file's start time is the file's word: a hostile one could push the sum past Int64.
         guard let micro = Int64(inRange: (seconds + startSeconds) * Double(AV_TIME_BASE)) else {
             throw GPUEncodeError(.usage, path: path, "cannot seek to \(formatNumber(seconds)) s in this file")
         }
-        seek(to: av_rescale_q(micro, AV_TIME_BASE_Q_VALUE, timeBase))
+        return seek(to: av_rescale_q(micro, AV_TIME_BASE_Q_VALUE, timeBase))
     }
 
     // MARK: Video decoder

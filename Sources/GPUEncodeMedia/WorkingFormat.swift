@@ -9,17 +9,21 @@ import GPUEncodeSettings
 // conversion; it keeps a deep source's bits (P010 becomes yuv420p10le, a plain copy).
 
 extension VideoSource {
-    /// The planar format the GPU reads frames of `format` in, and the colour space to read them with.
-    package static func workingFormat(for format: AVPixelFormat, colorspace: AVColorSpace, range: AVColorRange) -> (AVPixelFormat, YUVColorSpace) {
+    /// The planar format the GPU reads frames of `format` in, and the colour space to read them with;
+    /// `width` x `height` (the coded size) decides an untagged matrix (`UntaggedMatrix`).
+    package static func workingFormat(for format: AVPixelFormat, colorspace: AVColorSpace, range: AVColorRange,
+                                      width: Int, height: Int) -> (AVPixelFormat, YUVColorSpace) {
         let native: [AVPixelFormat] = [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P,
                                        AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUV440P, AV_PIX_FMT_YUVJ440P]
             + deepFormats.flatMap { $0 }
         let jpeg: [AVPixelFormat] = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P]
-        // Unspecified matrices are BT.601, as swscale and the ffmpeg CLI assume.
+        // Unspecified matrices are guessed from the size, as players guess them (BT.709 for HD);
+        // other tags that are neither BT.709 nor BT.2020 are read as BT.601.
         let matrix: YUVMatrix
         switch colorspace {
         case AVCOL_SPC_BT709: matrix = .bt709
         case AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL: matrix = .bt2020
+        case _ where UntaggedMatrix.isUntagged(colorspace): matrix = UntaggedMatrix.guess(width: width, height: height)
         default: matrix = .bt601
         }
         let full = range == AVCOL_RANGE_JPEG || jpeg.contains(format)
@@ -54,7 +58,8 @@ extension VideoSource {
     /// HDR side data of the stream (SourceColorShader in the renderer reads them).
     package var workingFormat: (AVPixelFormat, YUVColorSpace) {
         var (format, color) = VideoSource.workingFormat(for: decoder.pointee.pix_fmt, colorspace: decoder.pointee.colorspace,
-                                                        range: decoder.pointee.color_range)
+                                                        range: decoder.pointee.color_range,
+                                                        width: Int(decoder.pointee.width), height: Int(decoder.pointee.height))
         let (transfer, primaries) = VideoSource.colorDescription(trc: decoder.pointee.color_trc, primaries: decoder.pointee.color_primaries)
         color.transfer = transfer
         color.primaries = primaries

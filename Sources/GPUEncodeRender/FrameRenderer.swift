@@ -98,6 +98,7 @@ public final class FrameRenderer {
         // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
         // more than the arithmetic around it.
         packed = direct && FrameRenderer.isUpright420(g)
+        precondition(!packed || ChromaDecimator(for: g).undoesLinearAcross, "the packed pass's outer rows assume the inverse kernel across")
         if direct && !filters.isEmpty { passes = [FrameRenderer.fusedPassLine(filters)] }
         let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
         readSets = transfer.framesInFlight
@@ -111,7 +112,11 @@ public final class FrameRenderer {
         let linear = light == .linear
         let precise = deep || linear || tenBit
         // The writers: 8-bit (dithered for deep sources) or 10-bit codes (no dither) on RGBA16UI targets.
-        func writer(_ glsl: String) -> String { tenBit ? FrameRenderer.tenBitOutputs(glsl) : FrameRenderer.dithered(glsl, deep) }
+        // The chroma kernels by what the source's chroma was (ChromaDecimator.swift).
+        let decimator = ChromaDecimator(for: g)
+        func writer(_ glsl: String) -> String {
+            decimator.defined(in: tenBit ? FrameRenderer.tenBitOutputs(glsl) : FrameRenderer.dithered(glsl, deep))
+        }
         let rgba8 = GLenum(tenBit ? GL_RGBA16UI : GL_RGBA8), r8 = GLenum(tenBit ? GL_RGBA16UI : GL_R8)
         if packed {
             let format = GLenum(deep ? GL_RGBA16UI : GL_RGBA8)

@@ -224,6 +224,12 @@ extension FrameRenderer {
         return "#version 300 es\n#define \(name)\n" + glsl.dropFirst("#version 300 es\n".count)
     }
 
+    /// `glsl` (a whole shader) with the macro `name` defined as `value`.
+    static func defining(_ name: String, as value: String, in glsl: String) -> String {
+        precondition(glsl.hasPrefix("#version 300 es\n"), "a shader starts with its version line")
+        return "#version 300 es\n#define \(name) \(value)\n" + glsl.dropFirst("#version 300 es\n".count)
+    }
+
     /// A preset's `"light": "linear"` (LINEAR_LIGHT defined): the BT.709 transfer function and its
     /// inverse, between the video's R'G'B' and linear RGB. The source is linearised after its
     /// conversion to RGB, the filters run on linear values (in half float: no 8-bit rounding between
@@ -271,45 +277,43 @@ extension FrameRenderer {
     }
     """
 
-    /// The chroma downsampling every path shares, as GLSL constants: left-sited 4:2:0 from a 5x4
-    /// neighbourhood of full-resolution RGB, columns 2i-2 .. 2i+2 by rows 2j-1 .. 2j+2.
-    /// Horizontally LeGall's 5/3 analysis low-pass (-1, 2, 6, 2, -1) / 8: with the linear
-    /// interpolation that upsamples left-sited chroma it reconstructs the chroma samples exactly
-    /// (the biorthogonal pair of JPEG 2000's reversible wavelet), while still nulling the luma
-    /// Nyquist frequency, so a picture made by filters is not aliased. Vertically (chroma centred
-    /// between rows 2j and 2j+1) (-1, 5, 5, -1) / 8: a null at the luma Nyquist frequency, at most
-    /// 6% gain, and with the 3/4, 1/4 upsampling a round trip of [1/16, 7/8, 1/16] instead of the
-    /// [1/8, 3/4, 1/8] of the 2x2 box it replaces. Identity is then as transparent as ffmpeg's
-    /// round trip through RGB (ChromaFidelityTests).
+    /// The chroma downsampling every unscaled writer shares, as GLSL constants: left-sited 4:2:0
+    /// from a 5x4 neighbourhood of full-resolution RGB, columns 2i-2 .. 2i+2 by rows 2j-1 .. 2j+2.
+    /// The taps are the run's `ChromaDecimator` (CHROMA_ACROSS, CHROMA_DOWN: `ChromaDecimator.defined`),
+    /// chosen by what the source's chroma was: the exact inverse of the linear upsampling along an
+    /// axis it was subsampled on, an anti-aliasing low-pass along one it was not.
     static let chromaTaps = """
-    const float chromaH[5] = float[5](-0.125, 0.25, 0.75, 0.25, -0.125);
-    const float chromaV[4] = float[4](-0.125, 0.625, 0.625, -0.125);
+    const float chromaH[5] = CHROMA_ACROSS;
+    const float chromaV[4] = CHROMA_DOWN;
 
     """
 
     /// Chroma for one output chroma sample (left-sited: column 2i, rows 2j and 2j+1) over its 5x4
-    /// neighbourhood (`chromaTaps`), clamped to the picture. The rows 2j and 2j+1 (weight 5/8 each)
-    /// are filtered as four 2x2 averages (`sourceBetween`: the 5-tap row kernel is 3/4 of the pairs
-    /// beside column 2i less 1/4 of the pairs outside them); each outer row (weight -1/8) is read
-    /// at column 2i alone and filtered once. The packed pass averages those rows across the five
-    /// columns instead; in Y'CbCr both give the same chroma (the 5-tap kernel undoes the linear
-    /// chroma upsampling exactly), so for linear filters the paths agree while this one reads 18
-    /// texture samples per chroma sample, not 60: llvmpipe's cost is in its texture reads.
+    /// neighbourhood (`chromaTaps`), clamped to the source (an odd size's last row or column, cropped
+    /// from the output, still feeds the chroma beside it, as it fed the source's upsampling). The
+    /// rows 2j and 2j+1 (equal weights) are filtered as four 2x2 averages (`sourceBetween`: a 5-tap
+    /// row kernel (a, 1/4, c, 1/4, a) is c times the pairs beside column 2i plus 2a times the pairs
+    /// outside them); each outer row is read at column 2i alone and filtered once. The packed pass
+    /// averages those rows across the five columns instead; in Y'CbCr both give the same chroma
+    /// where the kernel across undoes the linear chroma upsampling (the only case the packed pass
+    /// sees), so for linear filters the paths agree while this one reads 18 texture samples per
+    /// chroma sample, not 60: llvmpipe's cost is in its texture reads.
     static let directChromaMain = chromaTaps + ditherGLSL + """
     layout(location = 0) out float cb;
     layout(location = 1) out float cr;
     vec3 outerRow(int i, int y, ivec2 last) {
-        vec2 o = vec2(float(2 * i) + 0.5, float(clamp(y, 0, last.y)) + 0.5);
-        return filtered(sourceAt(clamp(srcFromOut * o + srcOffset, vec2(0.5), lumaSize - 0.5)), o / outSize).rgb;
+        vec2 o = vec2(float(2 * i) + 0.5, float(y) + 0.5);
+        vec2 inside = vec2(o.x, float(clamp(y, 0, last.y)) + 0.5);
+        return filtered(sourceAt(clamp(srcFromOut * o + srcOffset, vec2(0.5), lumaSize - 0.5)), inside / outSize).rgb;
     }
     void main() {
         ivec2 c = ivec2(gl_FragCoord.xy);
         ivec2 last = ivec2(outSize) - 1;
         float top = float(2 * c.y) + 1.0;
-        // Corners between columns (2i-1, 2i), (2i, 2i+1), (2i-2, 2i-1), (2i+1, 2i+2); past the picture's
-        // edge the source's clamp-to-edge sampling repeats the edge pixels, as the other paths do.
+        // Corners between columns (2i-1, 2i), (2i, 2i+1), (2i-2, 2i-1), (2i+1, 2i+2); past the source's
+        // edge its clamp-to-edge sampling repeats the edge pixels.
         vec3 inner = vec3(0.0);
-    \([(0, 0.75), (1, 0.75), (-1, -0.25), (2, -0.25)].map { "    inner += \($0.1) * filtered(sourceBetween(srcFromOut * vec2(float(2 * c.x + \($0.0)), top) + srcOffset), vec2(float(2 * c.x + \($0.0)), top) / outSize).rgb;" }.joined(separator: "\n"))
+    \([(0, "chromaH[2]"), (1, "chromaH[2]"), (-1, "2.0 * chromaH[0]"), (2, "2.0 * chromaH[0]")].map { "    inner += \($0.1) * filtered(sourceBetween(srcFromOut * vec2(float(2 * c.x + \($0.0)), top) + srcOffset), vec2(float(2 * c.x + \($0.0)), top) / outSize).rgb;" }.joined(separator: "\n"))
         vec3 rgb = 2.0 * chromaV[1] * inner + chromaV[0] * outerRow(c.x, 2 * c.y - 1, last) + chromaV[3] * outerRow(c.x, 2 * c.y + 2, last);
         vec3 yuv = rgbToYuv * rgb + outOffset;
         cb = DITHERED(yuv.y, c + ivec2(4, 0));
@@ -321,8 +325,9 @@ extension FrameRenderer {
     /// eight Y samples (even and odd row to two targets, four per texel: the plane's bytes) and its
     /// two Cb and two Cr samples as one texel of an NV12 CbCr plane (x264's own layout). The chroma
     /// samples come from rows 2m-1 .. 2m+2 and columns 4q-2 .. 4q+4 (`chromaTaps`), clamped to the
-    /// picture as the RGBA path's are: the block's own rows filtered pixel by pixel, the outer two
-    /// (weight -1/8) averaged in Y'CbCr across each sample's five columns and filtered once (18
+    /// source (an odd size's cropped row and column still feed them; the RGBA path, which starts from
+    /// the cropped picture, clamps to that): the block's own rows filtered pixel by pixel, the outer two
+    /// (weight chromaV[0]) averaged in Y'CbCr across each sample's five columns and filtered once (18
     /// filter evaluations for 8 pixels rather than 28, `outerRow`), so this single pass equals the
     /// RGBA path up to rounding for linear filters and nearly so for others. Sources come packed four samples per texel; chroma is interpolated
     /// by hand exactly as bilinear sampling would (left-sited columns, rows weighted 3/4 and 1/4).
@@ -393,7 +398,9 @@ extension FrameRenderer {
     void shadeBlock() {
         int q = blockCoord().x;
         int m = blockCoord().y;
-        ivec2 last = ivec2(outSize) - 1;
+        // The chroma neighbourhood ends at the source's edge, not the output's: an odd size's last
+        // row and column, cropped from the output, fed the upsampled chroma beside them.
+        ivec2 last = lumaMax;
         int up = max(m - 1, 0);
         int down = min(m + 1, chromaMax.y);
         // Chroma rows m-1, m, m+1 (clamped), spread to the seven columns.
@@ -409,7 +416,7 @@ extension FrameRenderer {
     \((0..<7).map { "    inner[\($0)] = filtered(yuv[\($0)], vec2(float(4 * q + \($0 - 2)) + 0.5, float(y) + 0.5) / outSize).rgb;" }.joined(separator: "\n"))
         rowYUV(q, m, 2, last, ua, ub, uc, va, vb, vc, yuv, y);
     \((0..<7).map { "    inner[\(7 + $0)] = filtered(yuv[\($0)], vec2(float(4 * q + \($0 - 2)) + 0.5, float(y) + 0.5) / outSize).rgb;" }.joined(separator: "\n"))
-        // The outer rows feed chroma only (weight -1/8): averaged in Y'CbCr across each sample's five
+        // The outer rows feed chroma only (weight chromaV[0]): averaged in Y'CbCr across each sample's five
         // columns and filtered once per sample.
         outerRow(q, m, 0, last, ua[2], ub[2], uc[2], va[2], vb[2], vc[2], ua[4], ub[4], uc[4], va[4], vb[4], vc[4], outer[0], outer[1]);
         outerRow(q, m, 3, last, ua[2], ub[2], uc[2], va[2], vb[2], vc[2], ua[4], ub[4], uc[4], va[4], vb[4], vc[4], outer[2], outer[3]);

@@ -11,9 +11,10 @@ import GPUEncodeCore
 // - PQ (SMPTE ST 2084): the PQ EOTF gives absolute nits (10000 at code 1.0).
 // - HLG (ARIB STD-B67): the inverse OETF gives scene light 0...1, then the BT.2100 OOTF at the
 //   nominal peak Lw (1000 nits unless the side data says otherwise): Fd = Lw · Ys^(γ-1) · E with
-//   γ = 1.2 + 0.42·log10(Lw/1000) and Ys the BT.2020 luminance of the scene light, after BT.2100's
-//   black level lift β = √(3·(Lb/Lw)^(1/γ)) for a display black Lb (the mastering display's, else
-//   0.005 nits as libplacebo assumes).
+//   γ = 1.2 + 0.42·log10(Lw/1000), never below 1 (`hlgSystemGamma`), and Ys the BT.2020
+//   luminance of the scene light, after BT.2100's black level lift β = √(3·(Lb/Lw)^(1/γ)) for a
+//   display black Lb (the mastering display's, else 0.005 nits as libplacebo assumes). R'G'B' are
+//   read up to BT.2100's narrow-range ceiling, not clipped at 1 (`signalCeiling`).
 //
 //   HDR light is then counted in units of the SDR target peak (`--target-peak`, 100 nits: 1.0 is
 //   SDR reference white, as ffmpeg's `zscale=npl=100` + `tonemap` count it), converted to BT.709
@@ -39,8 +40,12 @@ import GPUEncodeCore
 // `sig` in units of the target peak:
 // - bt2390: ITU-R BT.2390-x's EETF: sig and the peaks in PQ, normalised so the source peak is 1;
 //   below the knee KS = 2·maxLum − 1 (libplacebo's knee offset 1.0; BT.2390 writes 0.5)
-//   unchanged, above it a Hermite spline that reaches maxLum (the target peak) at 1.
-// - hable: h(sig)/h(peak), h(x) = (x(Ax+CB)+DE)/(x(Ax+B)+DF) − E/F, A..F = .15 .5 .1 .2 .02 .3.
+//   unchanged, above it a Hermite spline that reaches maxLum (the target peak) at 1, then the
+//   black level lift minLum·(1 − E)^min(1/minLum, 4).
+// Where the peak does not exceed the target (peak ≤ 1) no curve compresses (bt2390 keeps only its
+// black level lift, the SDR display's black); light above the peak stays at the peak's value.
+// - hable: h(sig)/h(peak), h(x) = (x(Ax+CB)+DE)/(x(Ax+B)+DF) − E/F, A..F = .15 .5 .1 .2 .02 .3,
+//   faded in from the identity between peak 1 and 2 (`toneMapOnset`), as reinhard.
 // - mobius: linear up to j = 0.3, then (b+j)²/(b−a) · (x+a)/(x+b) with a, b making it reach 1 at
 //   the peak with a continuous slope (ffmpeg's formula).
 // - reinhard: sig/(sig+1) · (peak+1)/peak (ffmpeg's tonemap=reinhard with its default param).
@@ -86,8 +91,22 @@ package struct SourceColorShader {
         color.hdr.peakNits ?? (color.transfer == .pq ? 10000 : 1000)
     }
 
+    /// BT.2100's HLG system gamma for a display of nominal peak `peakNits`, 1.2 + 0.42·log10(Lw/1000),
+    /// never below 1: BT.2100 defines it from 400 nits up, and below it falls to 0 at 1 nit (the
+    /// OOTF would then darken as the signal rises). libplacebo does the same: its rendition of an
+    /// HLG ramp with a 203-nit mastering display fits γ = 0.99 (BT.2100's formula gives 0.91,
+    /// BT.2390's extended form 1.2·1.111^log2(Lw/1000) 0.94).
+    static func hlgSystemGamma(peakNits: Double) -> Double {
+        max(1.2 + 0.42 * log10(peakNits / 1000), 1)
+    }
+
     package var glsl: String {
-        let head = "vec3 sourceRGB(vec3 yuv) {\n    vec3 e = clamp(yuvToRgb * yuv + yuvOffset, 0.0, 1.0);\n"
+        // HDR R'G'B' keep their super-whites (up to BT.2100's narrow-range ceiling) on the way to
+        // linear light: a saturated colour's largest channel often lies above 1 (BT.709 blue written
+        // as HLG BT.2020 has B' = 1.07), and clipping it alone changes the channels' ratios, hence the
+        // hue once the primaries are converted (that blue came out violet, 77,0,253).
+        let ceiling = isIdentity || keepsSignal || color.transfer == .sdr ? "1.0" : f(SourceColorShader.signalCeiling)
+        let head = "vec3 sourceRGB(vec3 yuv) {\n    vec3 e = clamp(yuvToRgb * yuv + yuvOffset, 0.0, \(ceiling));\n"
         if isIdentity || keepsSignal {
             return clamped ? head + "    return e;\n}\n\n" : "vec3 sourceRGB(vec3 yuv) {\n    return yuvToRgb * yuv + yuvOffset;\n}\n\n"
         }
@@ -108,13 +127,15 @@ package struct SourceColorShader {
         case .pq:
             linear = "    vec3 nits = 10000.0 * pqEOTF(e);\n"
         case .hlg, .sdr:
-            let gamma = 1.2 + 0.42 * log10(peakNits / 1000)
+            let gamma = SourceColorShader.hlgSystemGamma(peakNits: peakNits)
             // BT.2100's black level lift β for a display of black Lb and peak Lw (the signal is
             // raised by β·(1 − E′) before the inverse OETF): Lb is the mastering display's black,
             // else 0.005 nits, as libplacebo assumes for an HLG display (measured: its rendition
             // of an HLG pattern matches this lift, with or without mastering metadata).
             let black = color.hdr.mastering.map { $0.minLuminance } ?? 0
-            let beta = (3 * pow((black > 0 ? black : 0.005) / peakNits, 1 / gamma)).squareRoot()
+            // (A black above 1% of the peak, which only wrong metadata gives, is taken as 1%: a lift β
+            // of 1 or more would flatten or invert the signal.)
+            let beta = (3 * pow(min(black > 0 ? black : 0.005, peakNits / 100) / peakNits, 1 / gamma)).squareRoot()
             linear = """
                 vec3 scene = hlgInverseOETF(\(f(1 - beta)) * e + \(f(beta)));
                 float ys = max(dot(vec3(0.2627, 0.6780, 0.0593), scene), 1e-6);
@@ -185,55 +206,77 @@ package struct SourceColorShader {
 
     """
 
+    /// The largest R'G'B' value an HDR signal is read with: BT.2100's narrow-range ceiling (10-bit
+    /// code 1019; the codes above are reserved). Higher values, which only broken chroma makes,
+    /// would take PQ's EOTF towards its pole (R' ≈ 1.9) for nothing.
+    static let signalCeiling = (1019.0 - 64) / 876
+
     /// `vec3 toneMap(vec3 c, float peak)`: the curve on max(R, G, B), applied as a ratio (bt2390:
-    /// on luminance, `luminanceApply`).
+    /// on luminance, `luminanceApply`). Every curve is finite, continuous and non-decreasing in
+    /// `sig` for every peak, holds light above the peak at the peak's value (or keeps rising), and
+    /// compresses nothing where the peak does not exceed the target (`peak` ≤ 1): there the
+    /// picture is shown as it is and only the SDR display clips.
     static func curve(_ curve: ToneMapCurve, target: Double, hybrid: Bool = false, bt2020: Bool = true) -> String {
         let body: String
         switch curve {
         case .clip:
             body = "return min(sig, 1.0);"
         case .reinhard:
-            body = "return sig / (sig + 1.0) * (peak + 1.0) / peak;"
+            body = "return mix(sig, sig / (sig + 1.0) * (peak + 1.0) / peak, toneMapOnset(peak));"
         case .hable:
-            return """
+            return toneMapOnset + """
             float hable(float x) {
                 const float a = 0.15, b = 0.50, c = 0.10, d = 0.20, e = 0.02, f = 0.30;
                 return (x * (x * a + b * c) + d * e) / (x * (x * a + b) + d * f) - e / f;
             }
-            float curve(float sig, float peak) { return hable(sig) / hable(peak); }
+            float curve(float sig, float peak) { return mix(sig, hable(sig) / hable(max(peak, 1.0)), toneMapOnset(peak)); }
 
             """ + apply
         case .mobius:
+            // Tends to the identity as the peak comes down to the target (b grows without bound).
             body = """
             const float j = 0.3;
-                if (sig <= j) return sig;
+                if (sig <= j || peak <= 1.0) return sig;
                 float a = -j * j * (peak - 1.0) / (j * j - 2.0 * j + peak);
                 float b = (j * j - 2.0 * j * peak + peak) / max(peak - 1.0, 1e-6);
                 return (b * b + 2.0 * b * j + j * j) / (b - a) * (sig + a) / (sig + b);
             """
         case .bt2390:
             // PQ of the target peak relative to the source peak; sig and peak in target-peak units.
+            // A peak at or below the target gives maxLum = 1: the knee at the top, no spline.
             body = """
             float scale = \(f(target / 10000));
-                float srcPQ = pqInverseEOTF(peak * scale);
-                float e = pqInverseEOTF(sig * scale) / srcPQ;
-                float maxLum = pqInverseEOTF(scale) / srcPQ;
+                float srcPQ = pqInverseEOTF(max(peak, 1.0) * scale);
+                // Light above the peak (metadata that understates it, a smoothed measured peak) is
+                // held at the peak: the spline ends flat and would turn down past its end.
+                float e = min(pqInverseEOTF(sig * scale) / srcPQ, 1.0);
+                float maxLum = min(pqInverseEOTF(scale) / srcPQ, 1.0);
                 // The knee: libplacebo's default offset 1.0 (ITU-R BT.2390 writes 0.5: 1.5·maxLum − 0.5).
                 float ks = 2.0 * maxLum - 1.0;
                 if (e > ks) {
+                    // (e ≤ 1, so ks < 1 here.)
                     float t = (e - ks) / (1.0 - ks);
                     float t2 = t * t, t3 = t2 * t;
                     e = (2.0 * t3 - 3.0 * t2 + 1.0) * ks + (t3 - 2.0 * t2 + t) * (1.0 - ks) + (-2.0 * t3 + 3.0 * t2) * maxLum;
                 }
-                // BT.2390's black level lift to the SDR display's black (1000:1, as libplacebo's).
+                // BT.2390's black level lift to the SDR display's black (1000:1, as libplacebo's), at
+                // every peak: it is the display's black, not a compression (bt1886Inverse puts it at
+                // code 0). The exponent min(1/minLum, 4) (libplacebo's later form) keeps it
+                // non-decreasing where the display's black is a large part of the range (high targets).
                 float minLum = pqInverseEOTF(0.001 * scale) / srcPQ;
-                e += minLum * pow(1.0 - e, 4.0);
+                e += minLum * pow(1.0 - e, min(1.0 / minLum, 4.0));
                 return 10000.0 * pqEOTF(vec3(e * srcPQ)).x / \(f(target));
             """
-            return "float curve(float sig, float peak) {\n    \(body)\n}\n\n" + luminanceApply(hybrid: hybrid, bt2020: bt2020)
+            return toneMapOnset + "float curve(float sig, float peak) {\n    \(body)\n}\n\n" + luminanceApply(hybrid: hybrid, bt2020: bt2020)
         }
-        return "float curve(float sig, float peak) {\n    \(body)\n}\n\n" + apply
+        return toneMapOnset + "float curve(float sig, float peak) {\n    \(body)\n}\n\n" + apply
     }
+
+    /// How much of a curve that is not the identity at the target (ffmpeg's hable and reinhard,
+    /// which at peak 1 brighten mid-grey by 13% and 33%) applies: none at or below the target, all
+    /// of it from twice the target, so a measured peak that crosses the target changes the picture
+    /// gradually.
+    static let toneMapOnset = "float toneMapOnset(float peak) { return clamp(peak - 1.0, 0.0, 1.0); }\n"
 
     /// bt2390's `vec3 toneMap(vec3 c, float peak)`: libplacebo's default tone-mapping mode
     /// ('auto', libplacebo 4.208 as ffmpeg 5.1's libplacebo filter runs it) on the source's linear
@@ -242,7 +285,9 @@ package struct SourceColorShader {
     ///   so saturated colours approach white as they brighten, as on film;
     /// - the curve on luminance Y (XYZ, with X and Z as differences from Y relative to D65 white),
     ///   X and Z scaled by (Y'/Y)^(1 + k) so highlights desaturate a little (k = ln 1.1 / ln(1000/203):
-    ///   1000 nits to SDR desaturates by 1.1), and Y lowered by 0.1·X where the range is reduced;
+    ///   1000 nits to SDR desaturates by 1.1), and Y lowered by 0.1·X where the range is reduced
+    ///   (faded in over the first 1% above the target, where libplacebo switches it on at once: a
+    ///   dim scene's measured peak lies just above the target, and a slower fade cost 3 dB there);
     /// - `hybrid` (a peak over 10x the target): mixed with the curve per channel by
     ///   max(Lb^2.4/Y^2.4, Y^2.4), so near black and near white the channels are mapped each alone
     ///   (the weight clamped to 0...1 here; libplacebo extrapolates below the display's black).
@@ -270,7 +315,7 @@ package struct SourceColorShader {
             float orig = max(xyz.y, 0.001);
             float y = curve(max(xyz.y, 0.0), peak);
             xyz.xz *= pow(y / orig, \(f(desaturation))) * y / orig;
-            xyz.y = peak > 1.0 ? y - max(0.1 * xyz.x, 0.0) : y;
+            xyz.y = y - max(0.1 * xyz.x, 0.0) * clamp((peak - 1.0) * 100.0, 0.0, 1.0);
             vec3 lum = \(glslMatrix(invert(toXYZ))) * xyz;
         \(hybridMix)    return (lum - ct * (lum.r + lum.g + lum.b)) / (1.0 - 3.0 * ct);
         }

@@ -107,6 +107,8 @@ public enum Studio {
                 return StudioResponse.pictures(pictures, milliseconds: Int(((monotonicSeconds() - started) * 1000).rounded()))
             } catch let e as Located {
                 return StudioResponse.error(.unprocessableContent, e.problem.message, line: e.problem.line, column: e.problem.column, which: e.which)
+            } catch let e as StudioSession.FrameProblem {
+                return StudioResponse.error(.unprocessableContent, e.error.description, which: "frame")
             } catch let e as GPUEncodeError {
                 return StudioResponse.error(.unprocessableContent, e.description, which: "preset")
             }
@@ -123,15 +125,20 @@ public enum Studio {
             guard case .string(let text)? = body["preset"]?.kind, case .string(let name)? = body["name"]?.kind else {
                 return StudioResponse.error(.badRequest, "the body needs \"preset\" (the text) and \"name\" (a .json file name)")
             }
-            let path: String
-            do { path = try saver.destination(name) } catch let r as PresetSaver.Refusal { return StudioResponse.error(.forbidden, r.message) }
+            let destination: PresetSaver.Destination
+            do { destination = try saver.destination(name) } catch let r as PresetSaver.Refusal { return StudioResponse.error(.forbidden, r.message) }
+            let path = destination.path
             // Checked as the file it becomes, so its relative names resolve where it will live.
             let check = Preset.check(json: text, origin: path, allowed: options.allowed)
             if let first = check.errors.first {
                 return StudioResponse.error(.unprocessableContent, first.unlocated,
                                             line: first.line > 0 ? first.line : nil, column: first.line > 0 ? first.column : nil, which: "preset")
             }
-            do { try saver.write(text, to: path) } catch let e as GPUEncodeError { return StudioResponse.error(.internalServerError, e.description) }
+            do { try saver.write(text, to: destination) } catch let r as PresetSaver.Refusal {
+                return StudioResponse.error(.forbidden, r.message)
+            } catch let e as GPUEncodeError {
+                return StudioResponse.error(.internalServerError, e.description)
+            }
             return StudioResponse.json(.object([("saved", .string(path))]))
         }
 

@@ -44,9 +44,14 @@ final class StudioSession {
     /// the preset, so side A is rendered again only when the frame or preset B changes.
     private var lastA: (time: Double?, compare: String?, image: RGBAImage)?
 
+    /// The frame at `seconds` could not be had (the data is at fault, not a preset); the session
+    /// still shows the frame it showed, and the next request moves afresh.
+    struct FrameProblem: Error { let error: GPUEncodeError }
+
     /// The frame at `seconds` through no filters (or `compare`, whose text is `compareText`) and through `preset`.
     func render(preset: Preset, compare: Preset?, compareText: String?, at seconds: Double) throws -> Pictures {
-        let time = try preview.show(at: seconds)
+        let time: Double?
+        do { time = try preview.show(at: seconds) } catch let e as GPUEncodeError { throw FrameProblem(error: e) }
         let b = try preview.render(preset.filters, light: preset.light)
         if let last = lastA, last.time == time, last.compare == compareText {
             return Pictures(a: last.image, b: b, time: time)

@@ -18,7 +18,9 @@ struct BatchCommand: ParsableCommand {
 
         NAME TEMPLATE (--name, default {stem}.mp4): {name} the input's file name, {stem} without its \
         extension, {ext} its extension, {preset} the preset's name; e.g. {stem}-{preset}.mkv. A name \
-        must stay inside --out-dir: absolute names and `..` (written or expanded) are refused (64).
+        must stay inside --out-dir: absolute names and `..` (written or expanded) are refused (64). \
+        The folders below --out-dir are made and opened without following symbolic links: a job whose \
+        subfolder is a link fails (73).
 
         RESUME: outputs appear only when complete, and each finished job is recorded (input size and \
         mtime, or content hash with --hash; preset digest; settings; gpuencode version) in \

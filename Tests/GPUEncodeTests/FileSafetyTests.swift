@@ -91,15 +91,18 @@ final class FileSafetyTests: GPUEncodeTestCase {
     func testExclusiveCreateNeverFollowsAPlantedSymlink() throws {
         let victim = try makeVictim()
         let dir = try makeOutputFolder()
+        let folder = gpuencode_open_directory(dir.path)
+        XCTAssertGreaterThanOrEqual(folder, 0)
+        defer { close(folder) }
         let link = dir.appendingPathComponent(".gpuencode-1-0123456789abcdef.partial")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: victim)
-        XCTAssertEqual(gpuencode_create_exclusive(link.path), -EEXIST)
+        XCTAssertEqual(gpuencode_create_exclusive_at(folder, link.lastPathComponent), -EEXIST)
         assertUntouched(victim)
         // A dangling link must not create its target either.
         let missing = scratch("not-there.txt")
         let dangling = dir.appendingPathComponent(".gpuencode-2-0123456789abcdef.partial")
         try FileManager.default.createSymbolicLink(at: dangling, withDestinationURL: missing)
-        XCTAssertEqual(gpuencode_create_exclusive(dangling.path), -EEXIST)
+        XCTAssertEqual(gpuencode_create_exclusive_at(folder, dangling.lastPathComponent), -EEXIST)
         XCTAssertFalse(FileManager.default.fileExists(atPath: missing.path))
     }
 
@@ -108,10 +111,13 @@ final class FileSafetyTests: GPUEncodeTestCase {
         let a = dir.appendingPathComponent("a"), b = dir.appendingPathComponent("b")
         try Data("new".utf8).write(to: a)
         try Data("theirs".utf8).write(to: b)
-        XCTAssertEqual(gpuencode_rename_noreplace(a.path, b.path), -EEXIST)
+        let folder = gpuencode_open_directory(dir.path)
+        XCTAssertGreaterThanOrEqual(folder, 0)
+        defer { close(folder) }
+        XCTAssertEqual(gpuencode_rename_noreplace_at(folder, "a", "b"), -EEXIST)
         XCTAssertEqual(try String(contentsOf: b, encoding: .utf8), "theirs")
         let c = dir.appendingPathComponent("c")
-        XCTAssertEqual(gpuencode_rename_noreplace(a.path, c.path), 0)
+        XCTAssertEqual(gpuencode_rename_noreplace_at(folder, "a", "c"), 0)
         XCTAssertEqual(try String(contentsOf: c, encoding: .utf8), "new")
         XCTAssertFalse(FileManager.default.fileExists(atPath: a.path))
     }

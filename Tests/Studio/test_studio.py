@@ -254,6 +254,10 @@ class Session:
     def renders(self):
         return self.js("return window.studio.renders")
 
+    def render_time(self):
+        """The time the scrubber is at (what the next render asks for)."""
+        return float(self.find("#time").get_attribute("value"))
+
     def wait_picture(self, before, what="a new picture"):
         """Until a picture newer than render count `before` is drawn and nothing else is pending."""
         self.wait(lambda d: self.js("return window.studio.renders > arguments[0] && !window.studio.busy", before), what)
@@ -384,9 +388,10 @@ def differ(a, b, mask, what):
     check(mean > 8, f"{what}: the original and the preset are too alike there (mean difference {mean:.1f}) for the check to tell them apart")
 
 
-def check_split(s, split, angle, name, expected_b=None):
-    """The canvas shows the original (preview --preset identity) on A's side and the look on B's."""
-    t = s.js("return window.studio.time")
+def check_split(s, split, angle, name, expected_b=None, at=None):
+    """The canvas shows the original (preview --preset identity) on A's side and the look on B's,
+    of the frame at `at` (default: the time the page says it shows)."""
+    t = s.js("return window.studio.time") if at is None else at
     got = s.canvas()
     h, w = got.shape[:2]
     original = s.preview("identity", t)
@@ -1107,6 +1112,43 @@ def test_q_choice(s):
     s.screenshot("q-choice.png")
 
 
+def test_r_scrub_to_end(s):
+    """Dragging the scrubber to its end (the clip's duration, past the last frame's time) shows the
+    last frame, as `preview --at LAST` renders it; an earlier time renders after it as before."""
+    s.open_page()
+    duration = s.state()["duration"]
+    probe = json.loads(run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                            "frame=best_effort_timestamp_time", "-of", "json", s.clip]).stdout)
+    times = [float(f["best_effort_timestamp_time"]) for f in probe["frames"]]
+    last = max(times)
+    check(duration > last, f"the clip's duration {duration} should end after its last frame starts ({last})")
+    scrubber = s.find("#time")
+    check(abs(float(scrubber.get_attribute("max")) - duration) < 1e-6,
+          f"#time's max is {scrubber.get_attribute('max')}, the duration {duration}")
+    width = s.js("return arguments[0].getBoundingClientRect().width", scrubber)
+    before = s.renders()
+    ActionChains(s.driver).move_to_element(scrubber).click_and_hold().move_by_offset(round(width / 2) + 40, 0).release().perform()
+    # The scrubber is at the duration until the picture comes, then at the frame's time.
+    check(s.render_time() > last - 1e-3, f"after the drag the scrubber is at {s.render_time()}, not at its end {duration}")
+    s.wait_picture(before, "the picture at the scrubber's end")
+    shown = s.js("return window.studio.time")
+    check(abs(shown - last) < 1e-3, f"at the scrubber's end the page shows the frame at {shown} s, expected the last one at {last} s")
+    error = s.js("return document.getElementById('json-error').textContent")
+    check(error == "", f"at the scrubber's end the page shows an error: {error!r}")
+    check_split(s, 0.5, 0, "scrubber at its end", at=last)
+    s.screenshot("r-scrub-end.png")
+
+    # An earlier time works after it, and the end again after that.
+    for wanted, what in ((1.0, "1.0 s after the end"), (duration, "the end again"), (0.5, "0.5 s")):
+        before = s.renders()
+        s.set_value(scrubber, wanted)
+        s.wait_picture(before, f"the picture at {what}")
+        expected = min((t for t in times if t + 0.5 / 30 >= wanted), default=last)
+        shown = s.js("return window.studio.time")
+        check(abs(shown - expected) < 1e-3, f"asked for {what}: the page shows {shown} s, expected the frame at {expected} s")
+        check_split(s, 0.5, 0, f"scrubber at {what}", at=expected)
+
+
 def test_k_stop(s):
     """SIGINT ends the server with exit status 0."""
     status = s.server.stop()
@@ -1115,7 +1157,7 @@ def test_k_stop(s):
 
 TESTS = [test_a_page_loads, test_b_divider_drag, test_c_slider_and_save, test_d_json_errors, test_e_keyboard,
          test_f_add_reorder_remove, test_g_security, test_h_latency, test_i_controls_and_keyframes, test_j_playback,
-         test_l_compare_with, test_m_coalescing, test_n_cropped_b, test_o_folders, test_p_loopback_only, test_q_choice, test_k_stop]
+         test_l_compare_with, test_m_coalescing, test_n_cropped_b, test_o_folders, test_p_loopback_only, test_q_choice, test_r_scrub_to_end, test_k_stop]
 
 
 def main():

@@ -8,12 +8,18 @@ void gpuencode_install_signal_handlers(void);
 int gpuencode_interrupt_signal(void);
 
 // ---- Safe file writing (issue 10) ----
-// open(O_RDWR|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0666): the fd, or -errno. Never follows or reuses
-// an existing name.
-int gpuencode_create_exclusive(const char *path);
-// rename that fails with -EEXIST instead of replacing `to` (renameat2 RENAME_NOREPLACE; link+unlink
-// where the filesystem lacks it). 0 or -errno.
-int gpuencode_rename_noreplace(const char *from, const char *to);
+// Contained writes: a folder held by its descriptor, files made and renamed relative to it.
+// open(path, O_RDONLY|O_DIRECTORY|O_CLOEXEC): the fd, or -errno. Follows links in `path`.
+int gpuencode_open_directory(const char *path);
+// openat(dirfd, name, O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC): the fd, or -errno (-ELOOP for a
+// symbolic link, -ENOTDIR for anything else that is not a folder).
+int gpuencode_open_directory_below(int dirfd, const char *name);
+// openat(dirfd, name, O_RDWR|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0666): the fd, or -errno. Never
+// follows or reuses an existing name.
+int gpuencode_create_exclusive_at(int dirfd, const char *name);
+// renameat within `dirfd` that fails with -EEXIST instead of replacing `to` (renameat2
+// RENAME_NOREPLACE; linkat+unlinkat where the filesystem lacks it). 0 or -errno.
+int gpuencode_rename_noreplace_at(int dirfd, const char *from, const char *to);
 
 // ---- Progress (issue 14) ----
 // The width in columns of the terminal on `fd` (TIOCGWINSZ), or 0 when it is none or does not say.

@@ -54,8 +54,15 @@ public enum Preview {
         /// The shown frame's Dolby Vision RPU, applied as a transcode applies it by default
         /// (`--dolby-vision apply`); nil: none, or one the renderer cannot apply (the base layer).
         private var dolbyVision: DolbyVisionRPU?
-        /// The open movie (nil for a still), kept so `show(at:)` can move to other frames.
-        private let input: VideoSource?
+        /// The open movie (nil for a still), kept so `show(at:)` can move to other frames; opened
+        /// again when a seek fails.
+        private var input: VideoSource?
+        private let path: String
+        /// The decoder stands just after the frame shown, so decoding on gives the next frames. False
+        /// from the start of every move until it succeeds: after a failure the next move seeks afresh.
+        private var positioned = false
+        /// The frame shown is the video's last (the decoder has reached the end).
+        private var atEnd = false
         /// The video's length in seconds and frame rate, when the container tells them.
         public let duration: Double?
         public let frameRate: Double?
@@ -67,6 +74,7 @@ public enum Preview {
         public init(input path: String, at asked: Double? = nil, gpu: GPUSelection = .auto) throws {
             // Checked here as well as by the commands.
             if let asked { try Session.checkTime(asked) }
+            self.path = path
             if ImageIO.isImagePath(path) {
                 let image = try ImageIO.read(path)
                 gl = try GLContext(selection: gpu)
@@ -99,7 +107,7 @@ public enum Preview {
             }
             let dec = input.decoder.pointee
             var (working, color) = VideoSource.workingFormat(for: frame.frame.pixelFormat, colorspace: dec.colorspace,
-                                                            range: dec.color_range)
+                                                            range: dec.color_range, width: Int(dec.width), height: Int(dec.height))
             // HDR and wide gamut are shown as SDR BT.709, tone-mapped as a transcode's defaults do.
             (color.transfer, color.primaries) = VideoSource.colorDescription(trc: dec.color_trc, primaries: dec.color_primaries)
             if color.transfer.isHDR { color.hdr = input.hdrMetadata }
@@ -115,6 +123,8 @@ public enum Preview {
             width = geometry.uprightWidth
             height = geometry.uprightHeight
             time = frame.time
+            atEnd = frame.last
+            positioned = true
             still = nil
             self.input = input
             duration = input.durationSeconds
@@ -127,34 +137,54 @@ public enum Preview {
         /// Moves to the first frame at or after `seconds` (the last frame when `seconds` is past
         /// it); returns its time. Stepping forward a little decodes on from the frame shown, so
         /// frame-by-frame stepping and playback do not seek back to a keyframe each time. A still
-        /// image stays as it is (nil).
+        /// image stays as it is (nil). A move that fails leaves the frame shown as it was, and the
+        /// next move seeks afresh (a failure never sticks to the session).
         @discardableResult
         public func show(at seconds: Double) throws -> Double? {
-            guard let input, let shown = time else { return nil }
+            guard input != nil, let shown = time else { return nil }
             try Session.checkTime(seconds)
             let step = frameRate.map { 1 / $0 } ?? 0.04
             // Asked for the frame shown (a re-render after a change): nothing to decode.
             if abs(seconds - shown) < step / 2 { return shown }
-            let found: (frame: Frame, time: Double)?
-            if seconds > shown && seconds - shown < Session.decodeAheadSeconds {
-                found = try Preview.decodeFrame(input, at: seconds, seeking: false)
+            // The last frame is shown: every later time (the scrubber's end is the duration) shows it.
+            if atEnd && seconds > shown { return shown }
+            let ahead = positioned && seconds > shown && seconds - shown < Session.decodeAheadSeconds
+            positioned = false
+            atEnd = false
+            let found: (frame: Frame, time: Double, last: Bool)
+            if ahead {
+                guard let next = try Preview.decodeFrame(input!, at: seconds, seeking: false, keepingLast: true) else {
+                    // Nothing after the frame shown: it is the last.
+                    positioned = true
+                    atEnd = true
+                    return shown
+                }
+                found = next
             } else {
-                // Back to the start: a seek to 0 (decodeFrame seeks only for later times).
-                if seconds <= 0 { try input.seek(toSeconds: 0) }
-                found = try Preview.decodeFrame(input, at: seconds)
-            }
-            guard let frame = found else {
-                // Past the last frame: show the last one (seek back to it through its keyframe).
-                if let last = duration.map({ max(0, $0 - step) }), last < seconds { return try show(at: last) }
-                return shown
+                found = try seekAndDecode(seconds)
             }
             // A mid-stream change of size (rare; a transcode scales it) keeps the frame shown.
-            guard frame.frame.width == frameSize.width, frame.frame.height == frameSize.height else { return shown }
+            guard found.frame.width == frameSize.width, found.frame.height == frameSize.height else { return shown }
             let g = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation)
-            planar = try input.convert(frame.frame, to: working, width: g.sourceWidth, height: g.sourceHeight)
-            dolbyVision = Session.applicable(frame.frame.dolbyVisionRPU)
-            time = frame.time
-            return frame.time
+            planar = try input!.convert(found.frame, to: working, width: g.sourceWidth, height: g.sourceHeight)
+            dolbyVision = Session.applicable(found.frame.dolbyVisionRPU)
+            time = found.time
+            positioned = true
+            atEnd = found.last
+            return found.time
+        }
+
+        /// Seeks (back to a keyframe) and decodes on to the first frame at or after `seconds`, or to
+        /// the last frame when the video ends before it. Where the demuxer cannot seek there, or the
+        /// seek lands where nothing decodes, the movie is opened again and decoded from the start.
+        private func seekAndDecode(_ seconds: Double) throws -> (frame: Frame, time: Double, last: Bool) {
+            if try input!.seek(toSeconds: seconds),
+               let found = try Preview.decodeFrame(input!, at: seconds, seeking: false, keepingLast: true) {
+                return found
+            }
+            input = try VideoSource(path: path, threads: 0)
+            if let found = try Preview.decodeFrame(input!, at: seconds, seeking: false, keepingLast: true) { return found }
+            throw GPUEncodeError(.inputDecode, path: path, "no video frame could be decoded")
         }
 
         /// `rpu` when the renderer applies it (DolbyVisionPlan's conditions), else nil.
@@ -215,8 +245,11 @@ public enum Preview {
 
     /// The first frame shown at or after `seconds` from the start of the media (by the frame's own
     /// timestamp; one without is taken as the frame asked for).
-    /// `seeking` false decodes on from where the source is (a later frame than the one last decoded).
-    static func decodeFrame(_ input: VideoSource, at seconds: Double, seeking: Bool = true) throws -> (frame: Frame, time: Double)? {
+    /// `seeking` false decodes on from where the source is (a later frame than the one last decoded);
+    /// nil when it gives no frame (it was at the end). `keepingLast`: when the video ends before
+    /// `seconds`, its last frame (`last` true) rather than nil.
+    static func decodeFrame(_ input: VideoSource, at seconds: Double, seeking: Bool = true,
+                            keepingLast: Bool = false) throws -> (frame: Frame, time: Double, last: Bool)? {
         let stream = input.videoStream
         let tb = input.timeBase
         let start = input.startSeconds
@@ -224,14 +257,18 @@ public enum Preview {
         // Half a frame of slack, so asking for a frame's own time (rounded) finds it.
         let slack = stream.pointee.avg_frame_rate.num > 0 ? 0.5 / av_q2d(stream.pointee.avg_frame_rate) : 0.001
         var decodedAny = false
+        var last: (frame: Frame, time: Double)?
         while let frame = try input.nextFrame() {
             decodedAny = true
             let ts = frame.bestEffortTimestamp
             let t = ts == AV_NOPTS ? seconds : Double(ts) * av_q2d(tb) - start
-            if t + slack >= seconds { return (frame, max(0, t)) }
+            if t + slack >= seconds { return (frame, max(0, t), false) }
+            if keepingLast { last = (frame, max(0, t)) }
         }
-        // Not one frame decoded: the data is at fault (as in a transcode), not the time asked for.
-        if !decodedAny { throw GPUEncodeError(.inputDecode, path: input.path, "no video frame could be decoded") }
+        if let last { return (last.frame, last.time, true) }
+        // Not one frame decoded from a fresh position: the data is at fault (as in a transcode), not
+        // the time asked for.
+        if !decodedAny && seeking { throw GPUEncodeError(.inputDecode, path: input.path, "no video frame could be decoded") }
         return nil
     }
 }

@@ -3,6 +3,9 @@
 public struct TranscodeOptions: Sendable {
     public var input: String
     public var output: String
+    /// The output's folder already opened (a batch's --out-dir, walked without following links):
+    /// the output is created and renamed into place relative to it. Nil opens `output`'s folder.
+    package var outputFolder: ContainedDirectory?
     public var preset: Preset
     public var overwrite = false
     public var encoder = EncoderSettings()

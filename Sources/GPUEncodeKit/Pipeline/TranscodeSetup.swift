@@ -32,7 +32,7 @@ final class TranscodeJob {
         if TranscodeJob.keepsHDR(o, input: input) && !o.encoder.codecGiven && o.encoder.codec == .h264 { o.encoder.codec = .hevc }
         self.options = o
         o.report?.describe(o)
-        output = try OutputFile(path: o.output, overwrite: o.overwrite, codec: o.encoder.codec, planOnly: planOnly)
+        output = try OutputFile(path: o.output, overwrite: o.overwrite, codec: o.encoder.codec, planOnly: planOnly, folder: o.outputFolder)
         o.report?.output(container: String(cString: output.format.pointee.oformat.pointee.name))
         let metadata = MetadataPolicy(o.encoder)
         // The output starts at 0 (ffmpeg's default) unless --copyts: what each stream moves by.
@@ -183,7 +183,9 @@ final class TranscodeJob {
             throw GPUEncodeError(.input, path: o.input, "video is \(dec.width)x\(dec.height), too small to encode")
         }
         let formatName = format == AV_PIX_FMT_NONE ? "unknown" : String(cString: av_get_pix_fmt_name(format))
-        o.log(.info, "video: \(dec.width)x\(dec.height) \(formatName), \(bypass ? "colour untouched" : color.description), rotation \(rotation.rawValue)°, output \(geometry.outputWidth)x\(geometry.outputHeight)")
+        // An untagged matrix is guessed from the size (UntaggedMatrix): say so, and which.
+        let guess = bypass ? nil : UntaggedMatrix.note(dec.colorspace, format: format, width: Int(dec.width), height: Int(dec.height))
+        o.log(.info, "video: \(dec.width)x\(dec.height) \(formatName), \(bypass ? "colour untouched" : color.description + (guess.map { ", matrix \($0)" } ?? "")), rotation \(rotation.rawValue)°, output \(geometry.outputWidth)x\(geometry.outputHeight)")
         if !keep, let srcDesc = av_pix_fmt_desc_get(format), srcDesc.pointee.comp.0.depth > 8 {
             // Read and filtered at full depth on the GPU; only the output is 8-bit (with dither).
             o.log(.warning, "\(o.input): \(srcDesc.pointee.comp.0.depth)-bit video is written as 8-bit (filtered at full depth, dithered)")
