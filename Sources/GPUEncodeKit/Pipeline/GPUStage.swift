@@ -139,6 +139,8 @@ final class GPUStage {
         }
         let planes = (downloaded ?? frame).planes
         defer { withExtendedLifetime(downloaded) {} }
+        // (The RPU of the frame arriving: with the deinterlacer, which shows each frame one frame
+        // late, the frame shown gets its successor's, in practice the same scene's.)
         if settings.dolbyVision != nil, let rpu = frame.dolbyVisionRPU { pipeline!.renderer.setDolbyVision(rpu) }
         if let plan = settings.deinterlace {
             if deinterlacer == nil && (!plan.waitForFlag || frame.interlaced) {
