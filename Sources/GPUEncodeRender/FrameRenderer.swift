@@ -93,7 +93,11 @@ public final class FrameRenderer {
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
         // A point chain too big for one shader goes through the chain's passes, which split it.
-        let direct = FrameRenderer.usesFusedPass(filters, path: path, limits: limits)
+        // (Dolby Vision's uniforms sit in the fused shader beside the filters'; the chain's passes
+        // count them from its source GLSL.)
+        var fusedLimits = limits
+        if let dolbyVision = self.dolbyVision { fusedLimits.uniformVectors -= ShaderNeeds(glsl: dolbyVision.glsl).uniformVectors }
+        let direct = FrameRenderer.usesFusedPass(filters, path: path, limits: fusedLimits)
         // Upright 4:2:0 (most video) takes the packed path: planes as RGBA8 textures a quarter as
         // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
         // more than the arithmetic around it.
