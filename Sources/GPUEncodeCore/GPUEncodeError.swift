@@ -62,9 +62,9 @@ public struct GPUEncodeError: Error, CustomStringConvertible, Sendable {
 public let exitCodeTable: [(code: Int32, meaning: String)] = [
     (0, "success"),
     (1, "internal error (an unexpected OpenGL error included)"),
-    (64, "usage error (bad option, output is the input)"),
+    (64, "usage error (bad option, output is the input, an option a picture output cannot take, a size asked for beyond the largest output: 16384 a side and 8912896 pixels, 4096x2176, for a movie; 67108864, 8192x8192, for a picture)"),
     (65, "the input's data could not be decoded"),
-    (66, "input missing, unreadable, not a media file, without a video stream, or a picture smaller than 2x2 or larger than 16384 (or the GPU's texture limit)"),
+    (66, "input missing, unreadable, not a media file, without a video stream, or a picture smaller than 2x2 or larger than the largest output (16384 a side; 8912896 pixels for a movie, 67108864 for a picture; or the GPU's texture limit)"),
     (67, "invalid preset, or one this GPU cannot run (a shader that does not compile or fit, too many filters or passes)"),
     (69, "no GPU context could be created (or no NVIDIA device for --encoder nvenc / --hwaccel cuda)"),
     (71, "the system refused a resource (a thread could not be started: ulimit -u, memory)"),

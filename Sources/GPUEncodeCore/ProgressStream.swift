@@ -25,11 +25,33 @@ public final class ProgressStream: @unchecked Sendable {
     /// A FIFO blocks here until its reader opens it, as ffmpeg's does; SIGINT/SIGTERM stop that.
     public init(url: String, overwrite: Bool) throws {
         self.url = url
-        if let n = Self.standardStream(url) {
-            fd = n
+        guard let found = try Self.check(url: url, overwrite: overwrite) else {
+            fd = Self.standardStream(url)!
             owned = false
             return
         }
+        let (exists, kind) = found
+        var rc: Int32
+        repeat {
+            // O_NOFOLLOW in every case: a symlink put in place between lstat and open fails with ELOOP.
+            rc = gpuencode_open_for_writing(url, exists ? 0 : 1, exists && kind == S_IFREG ? 1 : 0)
+        } while rc == -EINTR && gpuencode_interrupt_signal() == 0
+        if rc == -EINTR { throw GPUEncodeError(.interrupted(signal: gpuencode_interrupt_signal()), path: url, "interrupted while opening the progress file") }
+        if rc == -ELOOP {
+            throw GPUEncodeError(.outputCreate, path: url, "is a symbolic link, which the progress file does not follow (give its target, or pipe:1 / pipe:2 for stdout / stderr)")
+        }
+        if rc == -EEXIST { throw GPUEncodeError(.outputCreate, path: url, "appeared while opening it (use -y to overwrite)") }
+        guard rc >= 0 else { throw GPUEncodeError(.outputCreate, path: url, "cannot write the progress file: \(errnoString(-rc))") }
+        fd = rc
+        owned = true
+    }
+
+    /// What opening `url` checks before it opens: the name, a symbolic link, a folder, an existing
+    /// file without -y (`probe` adds the open itself). Nil for a standard stream; else whether the
+    /// name exists and its kind.
+    @discardableResult
+    public static func check(url: String, overwrite: Bool) throws -> (exists: Bool, kind: mode_t)? {
+        if standardStream(url) != nil { return nil }
         if url.hasPrefix("pipe:") {
             throw GPUEncodeError(.usage, path: url, "the progress stream goes to pipe:1 (stdout), pipe:2 (stderr) or a file")
         }
@@ -51,19 +73,27 @@ public final class ProgressStream: @unchecked Sendable {
                 throw GPUEncodeError(.outputCreate, path: url, "\(SafeFile.describe(mode: st.st_mode)), not a file, FIFO or character device")
             }
         }
-        var rc: Int32
-        repeat {
-            // O_NOFOLLOW in every case: a symlink put in place between lstat and open fails with ELOOP.
-            rc = gpuencode_open_for_writing(url, exists ? 0 : 1, exists && kind == S_IFREG ? 1 : 0)
-        } while rc == -EINTR && gpuencode_interrupt_signal() == 0
-        if rc == -EINTR { throw GPUEncodeError(.interrupted(signal: gpuencode_interrupt_signal()), path: url, "interrupted while opening the progress file") }
+        return (exists, kind)
+    }
+
+    /// What opening `url` would meet, leaving nothing behind: `--dry-run`. The checks of `check`,
+    /// then the open itself where it cannot block or change anything: a new name is created and
+    /// removed again, an existing file is opened without truncating it; a FIFO or device is not
+    /// opened (a FIFO blocks until its reader comes).
+    public static func probe(url: String, overwrite: Bool) throws {
+        guard let found = try check(url: url, overwrite: overwrite), !found.exists || found.kind == S_IFREG else { return }
+        let exists = found.exists
+        let rc = gpuencode_open_for_writing(url, exists ? 0 : 1, 0)
         if rc == -ELOOP {
             throw GPUEncodeError(.outputCreate, path: url, "is a symbolic link, which the progress file does not follow (give its target, or pipe:1 / pipe:2 for stdout / stderr)")
         }
         if rc == -EEXIST { throw GPUEncodeError(.outputCreate, path: url, "appeared while opening it (use -y to overwrite)") }
         guard rc >= 0 else { throw GPUEncodeError(.outputCreate, path: url, "cannot write the progress file: \(errnoString(-rc))") }
-        fd = rc
-        owned = true
+        var made = stat(), named = stat()
+        fstat(rc, &made)
+        close(rc)
+        // Only the file this probe created, still under its name, is removed.
+        if !exists, lstat(url, &named) == 0, named.st_dev == made.st_dev, named.st_ino == made.st_ino { unlink(url) }
     }
 
     deinit { if owned { close(fd) } }

@@ -140,6 +140,13 @@ package final class SafeFile {
     }
 }
 
+/// Refuses at once what is not a regular file (a FIFO, a folder, a device), without blocking and
+/// without reading: for a file that is opened later by something else (FFmpeg opens a movie by its
+/// path, and opening a FIFO there blocks until a writer comes).
+package func requireRegularFile(_ path: String, canonical: Bool = false) throws {
+    _ = try SafeFile(path, kind: .media, canonical: canonical)
+}
+
 /// A regular file's bytes, within the kind's cap.
 package func readFileSafely(_ path: String, kind: ReadKind, canonical: Bool = false) throws -> [UInt8] {
     try SafeFile(path, kind: kind, canonical: canonical).readAll()

@@ -229,11 +229,18 @@ public struct ResourceContext: Sendable {
     }
 
     /// The file a parameter names, canonical, when the preset may read it: under its own folder
-    /// or an allowed one, symlinks followed (a `FilterError` otherwise).
+    /// or an allowed one, symlinks followed, and a regular file (a `FilterError` otherwise).
+    ///
+    /// Every file a preset names passes here, also those handed to FFmpeg by path (`video`),
+    /// which would block forever opening a FIFO: so the kind of file is checked here, at once,
+    /// rather than only where the bytes are read.
     public func checkedPath(_ path: String) throws -> String {
         if builtin { throw FilterError("\(path): a built-in preset reads only its own embedded files") }
-        guard let base = baseDirectory else { return path }
-        return try allowed.contain(resolve(path), named: path, presetDirectory: base)
+        let checked = try baseDirectory.map { try allowed.contain(resolve(path), named: path, presetDirectory: $0) } ?? path
+        do { try requireRegularFile(checked, canonical: baseDirectory != nil) } catch let e as FileReadError {
+            throw FilterError("cannot read \(resolve(path)): \(e.reason)")
+        }
+        return checked
     }
 
     /// The bytes of a file a parameter names: a regular file within `kind`'s size cap.

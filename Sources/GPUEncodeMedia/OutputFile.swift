@@ -41,6 +41,11 @@ package final class OutputFile {
         let oformat = try OutputFile.format(for: path, codec: codec)
         if folder == nil && !isDirectory(dir) { throw GPUEncodeError(.outputCreate, path: path, "directory \(dir) does not exist") }
         if planOnly {
+            // The run creates its temporary here: made and removed at once, so that a folder the
+            // run could not write in is the plan's error too, with the run's words.
+            let probe = try TemporaryFile(in: folder ?? ContainedDirectory(root: dir), for: path)
+            _ = probe.close()
+            probe.remove()
             temp = nil
             var ctx: UnsafeMutablePointer<AVFormatContext>?
             guard avformat_alloc_output_context2(&ctx, oformat, nil, path) >= 0, let ctx else {

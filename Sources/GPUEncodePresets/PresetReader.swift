@@ -555,7 +555,7 @@ final class PresetReader {
             throw fail(value, path, "shader: missing \"source\" (the GLSL) or \"file\" (a .frag file beside the preset)")
         }
         guard source.contains("main") else { throw fail(value, path, "shader: the source has no main()") }
-        if let (line, problem) = ShaderFilter.builtinProblem(in: source) {
+        if let (line, problem) = ShaderFilter.builtinProblem(in: source) ?? ShaderBounds.problem(in: source) {
             throw fail(value["source"] ?? value["file"] ?? value, path, "shader: \(sourceName) line \(line): \(problem)")
         }
         var parameters: [ParameterDeclaration] = []

@@ -420,7 +420,7 @@ extension EncodeSetting {
                     keyPath: \.height),
         EncodeSetting(
             key: "size", flags: ["--size"], valueName: "WxH",
-            help: "Fit inside WIDTHxHEIGHT (both even) keeping the displayed aspect, as --width W --height H: 1280x720 makes a 4:3 clip 960x720. Not with --width or --height.",
+            help: "Fit inside WIDTHxHEIGHT (both even) keeping the displayed aspect, as --width W --height H: 1280x720 makes a 4:3 clip 960x720. Not with --width or --height. The largest output (of these and --width, --height) is 16384 a side and 8912896 pixels (4096x2176) for a movie, 67108864 (8192x8192) for a picture; past it, exit 64 before any frame.",
             kind: .text, places: .everywhere,
             parse: { text, _, o in
                 guard let (w, h) = ScaleRequest.parseSize(text) else { return "\"\(text)\" is not WIDTHxHEIGHT in pixels, such as 1280x720" }

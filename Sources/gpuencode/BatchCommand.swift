@@ -217,7 +217,12 @@ struct BatchCommand: ParsableCommand {
         options.sharedContext = Environment.sharedBatchContext
         options.cudaInterop = Environment.cudaInterop
 
+        // Report files are checked for writability now, not after an hour of transcoding (and by a
+        // dry run, which refuses what the run would refuse before its first job).
+        for path in [report, junit].compactMap({ $0 }) { try checkWritable(path) }
+
         if dryRun {
+            if let url = progressOptions.progressURL { try ProgressStream.probe(url: url, overwrite: true) }
             print("# \(plan.jobs.count) jobs planned, \(jobs.count) in shard \(selected?.description ?? "1/1"); state \(statePath); plan \(plan.digest)")
             for job in jobs {
                 let decision = try options.resume.decide(job, record: batchState.record(for: job.output)) { try FNV1a64.file(job.input) }
@@ -232,9 +237,6 @@ struct BatchCommand: ParsableCommand {
             }
             return
         }
-
-        // Report files are checked for writability now, not after an hour of transcoding.
-        for path in [report, junit].compactMap({ $0 }) { try checkWritable(path) }
 
         let style = self.style
         // Replaced like the reports (batch has no -y: a rerun's progress is the new run's); never

@@ -111,6 +111,7 @@ struct StudioCommand: ParsableCommand {
             }
             return ("{\n  \"version\": 2,\n  \"name\": \(JSONWriter.quote(name)),\n  \"filters\": []\n}\n", name, origin)
         }
-        return (try readTextFileSafely(origin, kind: .preset), name, origin)
+        // A FIFO, a folder or a device is a preset error of one line (67), as for --preset elsewhere.
+        return (try PresetFile.read(origin), name, origin)
     }
 }

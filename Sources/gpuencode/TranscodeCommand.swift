@@ -117,7 +117,7 @@ struct TranscodeCommand: ParsableCommand {
     @Flag(help: "Print each frame's measurements (averageColor filters) on stdout, one line per frame: frame=N time=SECONDS averageColor=R,G,B,A (0-1).")
     var stats = false
 
-    @Flag(name: .customLong("dry-run"), help: "Say what the transcode would do and write nothing: the input is opened and its streams mapped, the encoders opened, the GPU context made and the preset's filter chain compiled on it, so a problem a run would meet before its first frame exits with the run's code (66 bad input, 67 bad preset, 69 no GPU, 73 output exists...). The plan goes to stdout (with --json, the document does and the plan goes to stderr). No output file, no temporary.")
+    @Flag(name: .customLong("dry-run"), help: "Say what the transcode would do and write nothing: the input is opened and its streams mapped, the encoders opened, the GPU context made and the preset's filter chain compiled on it, so a problem a run would meet before its first frame exits with the run's code (66 bad input, 67 bad preset, 69 no GPU, 73 output exists...). The plan goes to stdout (with --json, the document does and the plan goes to stderr). No output file is written; the output's folder and the --progress-url file are checked by creating a file there and removing it at once.")
     var dryRun = false
 
     @Flag(help: "Print one JSON document on stdout when done: the input and its streams, what happens to each stream (encode, copy or drop, and why), the encode settings, the filters, the GPU, warnings, and the result (timings, frames, output size and bitrate). With --dry-run, what would be done. Also on failure, with the error and exit code. Human output stays on stderr. docs/json.md has the format.")
@@ -221,6 +221,7 @@ struct TranscodeCommand: ParsableCommand {
             if picture && settings.trim.end != nil {
                 throw GPUEncodeError(.usage, path: output!, "a picture is one frame: --to and -t do not apply (--start chooses the frame)")
             }
+            if picture { try checkPictureOptions() }
             if !picture {
                 var check = TranscodeOptions(input: input!, output: output!, preset: base)
                 check.overwrite = overwrite
@@ -242,7 +243,7 @@ struct TranscodeCommand: ParsableCommand {
             if picture {
                 // A picture out (as GPUImage's picture output): the first frame of a movie, or a
                 // still image in, through the same path as `preview`.
-                try writePicture(preset: preset, at: Double(settings.trim.start) / 1e6)
+                try writePicture(preset: preset, settings: settings)
                 return
             }
             var options = TranscodeOptions(input: input!, output: output!, preset: preset)
@@ -266,6 +267,8 @@ struct TranscodeCommand: ParsableCommand {
                url == output! || url == input! || sameFile(url, input!) || sameFile(url, output!) {
                 throw GPUEncodeError(.usage, path: url, "is the input or output file; write the progress to another file")
             }
+            // A dry run checks the progress file as opening it would, and opens nothing.
+            if dryRun, let url = progressOptions.progressURL { try ProgressStream.probe(url: url, overwrite: overwrite) }
             if !dryRun, let stream = try progressOptions.openStream(overwrite: overwrite) {
                 reporter = ProgressReporter(style: style, stream: stream, statsPeriod: progressOptions.statsPeriod, columns: ProgressOptions.columns)
             }
@@ -329,13 +332,33 @@ struct TranscodeCommand: ParsableCommand {
 }
 
 extension TranscodeCommand {
-    func writePicture(preset: Preset, at seconds: Double) throws {
+    /// A picture output takes what applies to one frame (PictureOutput); an option given for
+    /// encoding video, audio or a stream is a usage error naming it, not silently dropped.
+    func checkPictureOptions() throws {
+        var refused = PictureOutput.refusedSettings(try encode.overrides(threadsMayBeAuto: true))
+        if renderPath != "direct" { refused.append("--render-path") }
+        if deterministic { refused.append("--deterministic") }
+        if stats { refused.append("--stats") }
+        if progressOptions.progressURL != nil { refused.append("--progress-url") }
+        if splitAnimate { refused.append("--split-animate") }
+        guard !refused.isEmpty else { return }
+        let list = refused.count == 1 ? refused[0] : refused.dropLast().joined(separator: ", ") + " and " + refused.last!
+        throw GPUEncodeError(.usage, path: output!, "is a picture (one frame, not encoded video): \(list) \(refused.count == 1 ? "does" : "do") not apply; a picture takes --preset, --filter, --start, --width, --height, --size, --max-width, --max-height, --tonemap, --target-peak, --peak-detect and --dolby-vision")
+    }
+
+    func writePicture(preset: Preset, settings: EncoderSettings) throws {
         if !overwrite && access(output!, F_OK) == 0 { throw GPUEncodeError(.outputCreate, path: output!, "already exists (use -y to overwrite)") }
         var a = stat(), b = stat()
         if stat(input!, &a) == 0, stat(output!, &b) == 0, a.st_dev == b.st_dev, a.st_ino == b.st_ino {
             throw GPUEncodeError(.usage, path: output!, "is the input file; write to another file")
         }
-        let result = try Preview.render(input: input!, preset: preset, at: seconds, gpu: try gpuOptions.selection())
+        var picture = PictureOutput(input: input!, preset: preset)
+        picture.time = Double(settings.trim.start) / 1e6
+        picture.scale = settings.scale
+        picture.toneMapping = settings.toneMapping
+        picture.dolbyVision = settings.dolbyVision
+        picture.gpu = try gpuOptions.selection()
+        let result = try picture.render()
         // From here until the picture is in place, SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ remove the
         // temporary and exit 128+signal instead of leaving it (before, the default action is harmless).
         gpuencode_install_signal_handlers()

@@ -69,8 +69,9 @@ extension HDRTests {
         XCTAssertLessThan(s, 0.85, "the base layer's saturation against libplacebo's RPU rendition: \(s)")
     }
 
-    /// `gpuencode preview` applies the RPU as a transcode does by default: the iPhone clip's first
-    /// frame, saturation and luma within 3% of libplacebo's (the base layer: 78% of its saturation).
+    /// `gpuencode preview` and picture outputs apply the RPU as a transcode does by default: the
+    /// iPhone clip's first frame, saturation and luma within 3% of libplacebo's (the base layer: 78%
+    /// of its saturation, what `--dolby-vision base` gives).
     func testDolbyVisionPreview() throws {
         let input = try Paths.media("iphone_hevc10_hlg_dolbyvision_rot90_0.1s.mov")
         let png = scratch("preview.png")
@@ -82,6 +83,13 @@ extension HDRTests {
         print(message)
         XCTAssertLessThan(abs(a.saturation / b.saturation - 1), 0.03, message)
         XCTAssertLessThan(abs(a.luma / b.luma - 1), 0.03, message)
+        // A picture output takes --dolby-vision: applied by default, the base layer when asked.
+        let picture = scratch("picture.png"), base = scratch("base.png")
+        XCTAssertEqual(try gpuencode([input.path, picture.path, "--start", "0"]).status, 0)
+        XCTAssertEqual(try gpuencode([input.path, base.path, "--start", "0", "--dolby-vision", "base"]).status, 0)
+        let p = try saturationAndLuma(picture), q = try saturationAndLuma(base)
+        XCTAssertLessThan(abs(p.saturation / b.saturation - 1), 0.03, "picture output: saturation \(p.saturation) vs libplacebo \(b.saturation)")
+        XCTAssertLessThan(q.saturation / b.saturation, 0.85, "picture output of the base layer: saturation \(q.saturation) vs libplacebo \(b.saturation)")
     }
 
     /// `--dolby-vision base` is the base layer as before: the same pixels as the clip's frames copied

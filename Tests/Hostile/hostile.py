@@ -227,6 +227,21 @@ def build_cases(root):
     add('controls', '-progress to a planted link', [clip, out(), '-progress', os.path.join(out_dir, 'p.txt')] + fast,
         {73}, setup=lambda: os.symlink(victim, os.path.join(out_dir, 'p.txt')), watch=[])
     add('controls', '-progress onto the input', [clip, out(), '-progress', clip] + fast, {64, 73})
+    # A dry run refuses what the run refuses, with the same code, and leaves nothing.
+    add('controls', '--dry-run, -progress to a planted link', [clip, out(), '-progress', os.path.join(out_dir, 'p.txt'), '--dry-run'] + fast,
+        {73}, setup=lambda: os.symlink(victim, os.path.join(out_dir, 'p.txt')), watch=[])
+    add('controls', '--dry-run, output in /proc', [clip, '/proc/gpuencode-hostile.mp4', '--dry-run'] + fast, {73})
+    # The largest output: 16384 a side, and 8912896 pixels (4096x2176) for a movie, 67108864 (8192x8192)
+    # for a picture; past it, 64 before any frame (the clip is 4:3).
+    for opt in [['--size', '16384x16384'], ['--width', '3600'], ['--height', '16384']]:
+        add('controls', f'{" ".join(opt)} (past the largest movie)', [clip, out(), *opt] + fast, {64})
+        add('controls', f'{" ".join(opt)} --dry-run', [clip, out(), *opt, '--dry-run'] + fast, {64})
+    for opt in [['--size', '16384x16384'], ['--height', '16384']]:
+        add('controls', f'picture out {" ".join(opt)}', [clip, out('p.png'), *opt], {64})
+    # A picture output takes the size options and refuses what only a video has.
+    add('controls', 'picture out --width 200', [clip, out('p.png'), '--width', '200'], {0})
+    for opt in [['--crf', '20'], ['--fps', '30'], ['--codec', 'hevc'], ['--audio', 'aac'], ['-t', '1'], ['--hdr', 'keep']]:
+        add('controls', f'picture out {" ".join(opt)}', [clip, out('p.png'), *opt], {64})
 
     # --- presets: 67 (or 0 for the valid ones), never a crash
     pdir = os.path.join(root, 'presets'); os.makedirs(pdir)
@@ -291,6 +306,26 @@ def build_cases(root):
     preset_case('cube is a FIFO', '{"version":1,"name":"x","filters":[{"filter":"lut3d","file":"fifo.cube"}]}')
     os.mkdir(os.path.join(pdir, 'dir.cube'))
     preset_case('cube is a folder', '{"version":1,"name":"x","filters":[{"filter":"lut3d","file":"dir.cube"}]}')
+    # Every file a preset names is refused at once when it is a FIFO: the video overlay went to
+    # FFmpeg by path and blocked forever (validate and preview too).
+    for name, filt in [('fifo.mp4', '{"filter":"video","file":"fifo.mp4"}'), ('fifo.png', '{"filter":"lookup","image":"fifo.png"}'),
+                       ('fifo2.png', '{"filter":"image","file":"fifo2.png"}'), ('fifo.acv', '{"filter":"toneCurve","acv":"fifo.acv"}'),
+                       ('fifo.frag', '{"filter":"shader","file":"fifo.frag"}'), ('fifo.json', None)]:
+        os.mkfifo(os.path.join(pdir, name))
+        text = '{"version":1,"name":"x","extends":"./fifo.json","filters":[]}' if filt is None else '{"version":1,"name":"x","filters":[%s]}' % filt
+        preset_case(f'{name} is a FIFO', text)
+        path = os.path.join(pdir, f'p{counter[0]}.json')
+        add('presets', f'preview: {name} is a FIFO', ['preview', clip, '--preset', path, '-o', out('p.png')], {67},
+            sentinels=[victim, clip, secret])
+    for n, path in [('FIFO', os.path.join(pdir, 'fifo.json')), ('folder', pdir)]:
+        add('presets', f'studio --preset is a {n}', ['studio', clip, '--preset', path], {67})
+    # Custom shaders whose compile would take minutes and gigabytes: refused by reading them.
+    sample = 'gl_FragColor = texture2D(inputImageTexture, textureCoordinate)'
+    for label, src in [('million-element local array', 'void main() { float a[1000000]; a[0] = 1.0; %s * a[0]; }' % sample),
+                       ('array sized by a const', 'const int N = 1 << 20;\nvoid main() { vec4 a[N]; %s; }' % sample),
+                       ('macro bomb', '\n'.join('#define M%d M%d M%d' % (i, i - 1, i - 1) for i in range(1, 31)) + '\n#define M0 1.0+\nvoid main() { float x = M30 1.0; %s * x; }' % sample),
+                       ('inlining bomb', 'float f0(float x) { return x; }\n' + '\n'.join('float f%d(float x) { return f%d(x) + f%d(x); }' % (i, i - 1, i - 1) for i in range(1, 31)) + '\nvoid main() { %s * f30(1.0); }' % sample)]:
+        preset_case(f'shader: {label}', json.dumps({'version': 1, 'name': 'x', 'filters': [{'filter': 'shader', 'source': src}]}))
     big = os.path.join(pdir, 'sparse.cube')
     with open(big, 'wb') as f:
         f.write(b'LUT_3D_SIZE 1024\n'); f.truncate(1 << 30)

@@ -21,8 +21,14 @@ public enum FilterBenchmark {
         let input = try VideoSource(path: path, threads: 0)
         let dec = input.decoder.pointee
         let (working, color) = input.workingFormat
-        let filters = OutputScale(scale, input: input, preset: preset.filters).filters(after: preset.filters)
+        let scaled = OutputScale(scale, input: input, preset: preset.filters)
+        if let target = scaled.target {
+            try PictureSize.checkScaled(target, from: (scaled.displayed.outputWidth, scaled.displayed.outputHeight), input: path)
+        }
+        let filters = scaled.filters(after: preset.filters)
         let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: input.rotation, filters: filters)
+        // The transcode's limits, so the benchmark measures what a transcode could run.
+        try PictureSize.check(geometry, input: path, preset: preset.origin)
         input.delivery = .working(working, width: geometry.sourceWidth, height: geometry.sourceHeight)
         // A handful of distinct frames is enough to defeat caching and small enough to hold in memory.
         var pool: [Frame] = []

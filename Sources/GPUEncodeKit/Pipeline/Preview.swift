@@ -29,8 +29,10 @@ public enum Preview {
 
     /// `seconds`: the frame's time; nil takes the representative frame (`representativeTime`).
     public static func render(input path: String, preset: Preset, at seconds: Double? = nil, gpu: GPUSelection = .auto) throws -> Result {
-        let session = try Session(input: path, at: seconds, gpu: gpu)
-        return Result(image: try session.render(preset.filters, light: preset.light), time: session.time, renderer: session.renderer)
+        var picture = PictureOutput(input: path, preset: preset)
+        picture.time = seconds
+        picture.gpu = gpu
+        return try picture.render()
     }
 
     /// One frame (or still) decoded once and a GL context made once, for rendering many filter
@@ -44,6 +46,8 @@ public enum Preview {
         /// The picture before any filter: upright (and even-sized for video).
         public let width: Int
         public let height: Int
+        /// Width over height of one displayed pixel, turned with the picture (1 for square pixels and stills).
+        public let sampleAspect: Double
         private let gl: GLContext
         private let still: RGBAImage?
         private var planar: Frame?
@@ -83,6 +87,7 @@ public enum Preview {
                 time = nil
                 width = image.width
                 height = image.height
+                sampleAspect = 1
                 frameSize = (Int32(image.width), Int32(image.height))
                 working = AV_PIX_FMT_YUV420P
                 rotation = .none
@@ -113,7 +118,7 @@ public enum Preview {
             if color.transfer.isHDR { color.hdr = input.hdrMetadata }
             let geometry = RenderGeometry(width: frame.frame.width, height: frame.frame.height, format: working,
                                           rotation: input.rotation)
-            try PictureSize.check(geometry, input: path)
+            try PictureSize.check(geometry, input: path, limit: .picture)
             planar = try input.convert(frame.frame, to: working, width: geometry.sourceWidth, height: geometry.sourceHeight)
             dolbyVision = Session.applicable(frame.frame.dolbyVisionRPU)
             self.working = working
@@ -122,6 +127,11 @@ public enum Preview {
             frameSize = (frame.frame.width, frame.frame.height)
             width = geometry.uprightWidth
             height = geometry.uprightHeight
+            // As a transcode reads it (OutputScale): the stream's, else the decoder's.
+            let stream = input.videoStream.pointee
+            let sar = stream.sample_aspect_ratio.num > 0 ? stream.sample_aspect_ratio : dec.sample_aspect_ratio
+            let aspect = sar.num > 0 && sar.den > 0 ? Double(sar.num) / Double(sar.den) : 1
+            sampleAspect = input.rotation.swapsDimensions ? 1 / aspect : aspect
             time = frame.time
             atEnd = frame.last
             positioned = true
@@ -204,9 +214,21 @@ public enum Preview {
         /// How far ahead `show(at:)` decodes on rather than seeking (seconds): about a GOP of phone video.
         static let decodeAheadSeconds = 2.0
 
+        /// The size `filters` make of the picture.
+        public func outputSize(of filters: [FilterInstance]) -> (width: Int, height: Int) {
+            let g = still != nil
+                ? RenderGeometry(sourceWidth: width, sourceHeight: height, chromaShiftX: 0, chromaShiftY: 0, rotation: .none, filters: filters)
+                : RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation, filters: filters)
+            return (g.outputWidth, g.outputHeight)
+        }
+
         /// The picture through `filters`, at the frame's time (keyframes evaluated there).
         /// `light`: the preset's (video frames only; a still picture is filtered in gamma light).
-        public func render(_ filters: [FilterInstance], light: FilterLight = .gamma) throws -> RGBAImage {
+        /// `toneMapping`: how an HDR frame becomes SDR (a transcode's defaults unless given);
+        /// `dolbyVision`: whether a Dolby Vision frame's RPU is applied (as a transcode's default) or
+        /// its base layer shown.
+        public func render(_ filters: [FilterInstance], light: FilterLight = .gamma, toneMapping: ToneMapping = ToneMapping(),
+                           dolbyVision mode: DolbyVisionMode = .apply) throws -> RGBAImage {
             _ = gl
             defer { renders += 1 }
             if let still {
@@ -214,8 +236,9 @@ public enum Preview {
                 return try renderer.render(still, frameIndex: renders)
             }
             let geometry = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation, filters: filters)
+            let dolbyVision = mode == .apply ? self.dolbyVision : nil
             let renderer = try FrameRenderer(geometry: geometry, source: dolbyVision.map { $0.colorSpace(base: color) } ?? color, filters: filters,
-                                             path: .viaRGBA, light: light,
+                                             path: .viaRGBA, light: light, toneMapping: toneMapping,
                                              dolbyVision: dolbyVision.map { _ in DolbyVisionReshape(sourceBits: geometry.bitDepth) })
             if let dolbyVision { renderer.setDolbyVision(dolbyVision) }
             return try renderer.renderRGBA(source: planar!.planes, time: time ?? 0)

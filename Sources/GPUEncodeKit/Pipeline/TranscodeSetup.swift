@@ -147,9 +147,7 @@ final class TranscodeJob {
         let displayed = scale.displayed, scaleTo = scale.target
         let filters = scale.filters(after: o.preset.filters)
         if let scaleTo {
-            if scaleTo.width > PictureSize.maxSide || scaleTo.height > PictureSize.maxSide {
-                throw GPUEncodeError(.usage, path: o.input, "the size asked for makes this \(displayed.outputWidth)x\(displayed.outputHeight) video \(scaleTo.width)x\(scaleTo.height) (aspect kept); gpuencode handles pictures up to \(PictureSize.maxSide) pixels wide and tall")
-            }
+            try PictureSize.checkScaled(scaleTo, from: (displayed.outputWidth, displayed.outputHeight), input: o.input)
             o.log(.info, "scale: \(displayed.outputWidth)x\(displayed.outputHeight)\(sar.num > 0 && sar.num != sar.den ? " (SAR \(sar.num):\(sar.den))" : "") to \(scaleTo.width)x\(scaleTo.height), square pixels (Lanczos-3 on the GPU, after the preset)")
             sar = AVRational(num: 1, den: 1)
         }
