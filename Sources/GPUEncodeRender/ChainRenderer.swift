@@ -377,6 +377,12 @@ final class ChainRenderer {
 
     static var header: String { ChainPlan.header }
 
+    /// Runs `body` on every pass's program (those without a uniform ignore it): a Dolby Vision
+    /// frame's RPU (FrameRenderer.setDolbyVision).
+    func forEveryProgram(_ body: (ShaderProgram) -> Void) {
+        for pass in passes { body(pass.program) }
+    }
+
     /// Sets a float uniform on every pass's program (those without it ignore it): the tone-mapping
     /// peak measured per frame (PeakDetector).
     func setEveryProgram(_ name: String, _ value: Float) {

@@ -26,6 +26,11 @@ public final class FrameRenderer {
     private var chain: ChainRenderer?
     /// `--peak-detect`: the GPU measurement of each frame's peak.
     private var detector: PeakDetector?
+    /// Dolby Vision: the reshaping whose uniforms each frame's RPU sets (`setDolbyVision`), the RPU
+    /// the programs hold and the one the next frame is drawn with.
+    private let dolbyVision: DolbyVisionReshape?
+    private var appliedRPU: DolbyVisionRPU?
+    private var nextRPU: DolbyVisionRPU?
     /// The peak (target-peak units) the last frame was tone-mapped with, when peaks are detected.
     var detectedPeak: Double? { detector?.peak }
     private var conversion: [(program: ShaderProgram, target: RenderTarget)] = []
@@ -71,10 +76,13 @@ public final class FrameRenderer {
     /// (SourceColorShader.swift). `keepsSignal` (`--hdr keep`): the source's R'G'B' through its own
     /// matrix only (no transfer or primaries change, no tone mapping), filtered in half float, and
     /// written back through the same matrix and range as 10-bit planes (`writesTenBit`).
+    /// `dolbyVision`: each frame's RPU (`setDolbyVision`) applied before tone mapping; `source` is
+    /// then the colour space `DolbyVisionRPU.colorSpace` gives.
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
                 light: FilterLight = .gamma, transfer: TransferOptions = TransferOptions(mode: .client), limits: GPULimits? = nil,
-                toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false) throws {
+                toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false, dolbyVision: DolbyVisionReshape? = nil) throws {
         geometry = g
+        self.dolbyVision = keepsSignal ? nil : dolbyVision
         writesTenBit = keepsSignal
         let tenBit = keepsSignal
         self.path = path
@@ -85,7 +93,11 @@ public final class FrameRenderer {
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
         // A point chain too big for one shader goes through the chain's passes, which split it.
-        let direct = FrameRenderer.usesFusedPass(filters, path: path, limits: limits)
+        // (Dolby Vision's uniforms sit in the fused shader beside the filters'; the chain's passes
+        // count them from its source GLSL.)
+        var fusedLimits = limits
+        if let dolbyVision = self.dolbyVision { fusedLimits.uniformVectors -= ShaderNeeds(glsl: dolbyVision.glsl).uniformVectors }
+        let direct = FrameRenderer.usesFusedPass(filters, path: path, limits: fusedLimits)
         // Upright 4:2:0 (most video) takes the packed path: planes as RGBA8 textures a quarter as
         // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
         // more than the arithmetic around it.
@@ -138,7 +150,8 @@ public final class FrameRenderer {
         let scaler = FrameRenderer.endsInOutputScale(filters) ? Array(filters.suffix(2)) : []
         let transparent = FrameRenderer.isTransparent(Array(filters.dropLast(scaler.count)), light: light)
         let rendered = transparent ? scaler : filters
-        let sourceColor = SourceColorShader(color: source, toneMapping: toneMapping, keepsSignal: keepsSignal, clamped: !transparent)
+        var sourceColor = SourceColorShader(color: source, toneMapping: toneMapping, keepsSignal: keepsSignal, clamped: !transparent)
+        sourceColor.dolbyVision = self.dolbyVision
         // Kept HDR goes back to Y'CbCr through the source's own matrix and range.
         let fromRGB = (keepsSignal ? YUVColorSpace(matrix: source.matrix, fullRange: source.fullRange)
                        : YUVColorSpace(matrix: .bt709, fullRange: false)).fromRGB()
@@ -353,6 +366,7 @@ public final class FrameRenderer {
     public func renderRGBA(source: [Plane], time: Double = 0) throws -> RGBAImage {
         guard let chain else { preconditionFailure("renderRGBA needs the viaRGBA or unfused path") }
         upload(source)
+        applyDolbyVision()
         defer { frameIndex += 1 }
         let result = chain.render(time: time, frameIndex: frameIndex)
         let pixels: [UInt8]
@@ -465,7 +479,25 @@ public final class FrameRenderer {
         }
     }
 
+    /// The Dolby Vision RPU of the frames drawn from now on (a renderer made with `dolbyVision`).
+    /// A frame without one keeps the last: RPUs describe scenes and may be left out between them.
+    /// One the shader cannot hold (`DolbyVisionReshape.fits`) is skipped the same way.
+    public func setDolbyVision(_ rpu: DolbyVisionRPU) {
+        guard DolbyVisionReshape.fits(rpu) else { return }
+        nextRPU = rpu
+    }
+
+    /// Sets the next frame's RPU on every program that reads the source, when it changed.
+    private func applyDolbyVision() {
+        guard let dolbyVision, let rpu = nextRPU, rpu != appliedRPU else { return }
+        for (program, _, _) in fast { dolbyVision.set(rpu, on: program) }
+        chain?.forEveryProgram { dolbyVision.set(rpu, on: $0) }
+        if let detector { dolbyVision.set(rpu, on: detector.measuringProgram) }
+        appliedRPU = rpu
+    }
+
     private func draw(time: Double) {
+        applyDolbyVision()
         if let detector {
             // This frame's peak, measured before it is tone-mapped.
             let peak = Float(detector.measure())

@@ -16,6 +16,8 @@ final class PeakDetector {
     private let ceiling: Double
     private var peakPQ: Double?
     private var meanPQ: Double?
+    /// The pass that reads the source (its uniforms are the renderer's, set per frame too).
+    var measuringProgram: ShaderProgram { passes[0].program }
     /// The last frame's tone-mapping peak, in target-peak units.
     private(set) var peak: Double = 1
 

@@ -70,6 +70,10 @@ package struct SourceColorShader {
     /// trip must give it back rather than the nearest colour inside. Filters need the clamp.
     package var clamped: Bool
 
+    /// Dolby Vision: the frame's RPU turns the base layer into linear light (DolbyVisionReshape.swift)
+    /// in place of the transfer function; `color` is then `DolbyVisionRPU.colorSpace`'s (PQ BT.2020).
+    package var dolbyVision: DolbyVisionReshape?
+
     package init(color: YUVColorSpace, toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false, clamped: Bool = true) {
         self.color = color
         self.toneMapping = toneMapping
@@ -139,6 +143,7 @@ package struct SourceColorShader {
 
             """
         }
+        if dolbyVision != nil { linear = "    vec3 nits = 10000.0 * dolbyVisionLinear(yuv);\n" }
         let primaries = color.primaries == .bt2020 ? "\(toLinear709) * " : ""
         let peak = toneMapping.peakDetect ? "detectedPeak" : f(max(peakNits / target, 1))
         // bt2390 as libplacebo renders it: gamut-mapped in BT.709 and brought back to the source's
@@ -151,7 +156,7 @@ package struct SourceColorShader {
                "bt1886Inverse(clamp(\(primaries)toneMap(sourceLinear(yuv), \(peak)), 0.0, 1.0))")
             : ("desaturateIntoGamut(\(primaries)(nits / \(f(target))))",
                "gamma24Inverse(clamp(toneMap(sourceLinear(yuv), \(peak)), 0.0, 1.0))")
-        return SourceColorShader.helpers + SourceColorShader.curve(toneMapping.curve, target: target, hybrid: peakNits / target > 10,
+        return SourceColorShader.helpers + (dolbyVision?.glsl ?? "") + SourceColorShader.curve(toneMapping.curve, target: target, hybrid: peakNits / target > 10,
                                                                  bt2020: color.primaries == .bt2020)
             + (toneMapping.peakDetect ? "uniform float detectedPeak;\n" : "")
             + head.replacing("vec3 sourceRGB", with: "vec3 sourceLinear") + linear + """

@@ -286,6 +286,16 @@ extension EncodeSetting {
             },
             json: { $0.peakDetect.map { .bool($0) } }),
         EncodeSetting(
+            key: "dolbyVision", flags: ["--dolby-vision"], valueName: "apply|base",
+            help: "Dolby Vision input (profile 8.4 as iPhones record, 8.1, 5): apply (the default: each frame's RPU reshapes the base layer and its colour transform gives the light that is tone-mapped, as libplacebo and mpv show it) or base (the backward-compatible base layer, HLG or HDR10, as a player without Dolby Vision shows it). --hdr keep keeps the base layer.",
+            kind: .word(DolbyVisionMode.allCases.map(\.rawValue)), places: .everywhere,
+            parse: { text, _, o in
+                guard let m = DolbyVisionMode(rawValue: text) else { return "\"\(text)\" is not one of apply, base" }
+                o.dolbyVision = m
+                return nil
+            },
+            json: { $0.dolbyVision.map { .string($0.rawValue) } }),
+        EncodeSetting(
             key: "audio", flags: ["--audio"], switches: [("-an", "none")], valueName: "auto|copy|aac|opus|none",
             help: "Audio: auto (copy what the container can hold, re-encode the rest), copy (every stream bit for bit), aac or opus (re-encode), none (no audio; also -an).",
             kind: .word(AudioPolicy.allCases.map(\.rawValue)), places: .everywhere,
@@ -542,6 +552,7 @@ public struct EncodeOverrides: Sendable, Equatable {
     public var tonemap: ToneMapCurve?
     public var targetPeak: Double?
     public var peakDetect: Bool?
+    public var dolbyVision: DolbyVisionMode?
     public var copyts: Bool?
     public var deinterlace: DeinterlaceMode?
     // issue 14: scale and frame rate
@@ -597,6 +608,7 @@ public struct EncodeOverrides: Sendable, Equatable {
         o.tonemap = tonemap ?? base.tonemap
         o.targetPeak = targetPeak ?? base.targetPeak
         o.peakDetect = peakDetect ?? base.peakDetect
+        o.dolbyVision = dolbyVision ?? base.dolbyVision
         o.copyts = copyts ?? base.copyts
         o.deinterlace = deinterlace ?? base.deinterlace
         // issue 14: scale and frame rate. Width, height and size are one request: the layer that
@@ -694,6 +706,7 @@ extension EncodeOverrides {
         e.toneMapping.curve = first { $0.tonemap }?.0 ?? e.toneMapping.curve
         e.toneMapping.targetPeak = first { $0.targetPeak }?.0 ?? e.toneMapping.targetPeak
         e.toneMapping.peakDetect = first { $0.peakDetect }?.0 ?? e.toneMapping.peakDetect
+        e.dolbyVision = first { $0.dolbyVision }?.0 ?? e.dolbyVision
         e.copyts = first { $0.copyts }?.0 ?? e.copyts
         e.deinterlace = first { $0.deinterlace }?.0 ?? e.deinterlace
         // issue 14: scale and frame rate (width, height and size from the first layer giving any).

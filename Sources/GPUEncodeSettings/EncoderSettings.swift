@@ -198,6 +198,8 @@ public struct EncoderSettings: Sendable {
     public var codecGiven = false
     /// `--tonemap`, `--target-peak`, `--peak-detect`.
     public var toneMapping = ToneMapping()
+    /// `--dolby-vision`: a Dolby Vision stream's RPU applied (default) or its base layer alone.
+    public var dolbyVision: DolbyVisionMode = .apply
     /// `--deinterlace`: what happens to interlaced video.
     public var deinterlace: DeinterlaceMode = .auto
     /// `--width`, `--height`, `--size`, `--max-width`, `--max-height` (issue 14).
@@ -302,6 +304,7 @@ public struct EncoderSettings: Sendable {
         if toneMapping.curve != d.toneMapping.curve { extra.append(("tonemap", toneMapping.curve.rawValue)) }
         if toneMapping.targetPeak != d.toneMapping.targetPeak { extra.append(("targetPeak", "\(toneMapping.targetPeak)")) }
         if toneMapping.peakDetect { extra.append(("peakDetect", "true")) }
+        if dolbyVision != d.dolbyVision { extra.append(("dolbyVision", dolbyVision.rawValue)) }
         if copyts { extra.append(("copyts", "true")) }
         if deinterlace != d.deinterlace { extra.append(("deinterlace", deinterlace.rawValue)) }
         if !scale.isEmpty { extra.append(("scale", scale.description)) }

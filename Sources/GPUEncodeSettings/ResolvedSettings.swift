@@ -24,6 +24,7 @@ extension EncoderSettings {
         o.tonemap = toneMapping.curve
         o.targetPeak = toneMapping.targetPeak
         o.peakDetect = toneMapping.peakDetect
+        o.dolbyVision = dolbyVision
         o.copyts = copyts
         o.deinterlace = deinterlace
         return o

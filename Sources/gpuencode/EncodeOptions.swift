@@ -60,6 +60,9 @@ struct EncodeOptions: ParsableArguments {
     @Flag(name: flagNames("peakDetect"), help: flagHelp("peakDetect"))
     var peakDetect = false
 
+    @Option(name: flagNames("dolbyVision"), help: flagHelp("dolbyVision"), completion: flagCompletion("dolbyVision"))
+    var dolbyVision: String?
+
     @Option(name: flagNames("audio"), help: flagHelp("audio"), completion: flagCompletion("audio"))
     var audio: String?
 
@@ -134,6 +137,7 @@ struct EncodeOptions: ParsableArguments {
         add("tonemap", tonemap)
         add("targetPeak", targetPeak)
         add("peakDetect", peakDetect ? "true" : nil)
+        add("dolbyVision", dolbyVision)
         add("audio", audio)
         add("audio", noAudio ? "none" : nil, flag: "-an")
         add("audioTracks", audioTracks)

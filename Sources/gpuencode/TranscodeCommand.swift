@@ -343,7 +343,7 @@ extension TranscodeCommand {
         if splitAnimate { refused.append("--split-animate") }
         guard !refused.isEmpty else { return }
         let list = refused.count == 1 ? refused[0] : refused.dropLast().joined(separator: ", ") + " and " + refused.last!
-        throw GPUEncodeError(.usage, path: output!, "is a picture (one frame, not encoded video): \(list) \(refused.count == 1 ? "does" : "do") not apply; a picture takes --preset, --filter, --start, --width, --height, --size, --max-width, --max-height, --tonemap, --target-peak and --peak-detect")
+        throw GPUEncodeError(.usage, path: output!, "is a picture (one frame, not encoded video): \(list) \(refused.count == 1 ? "does" : "do") not apply; a picture takes --preset, --filter, --start, --width, --height, --size, --max-width, --max-height, --tonemap, --target-peak, --peak-detect and --dolby-vision")
     }
 
     func writePicture(preset: Preset, settings: EncoderSettings) throws {
@@ -356,6 +356,7 @@ extension TranscodeCommand {
         picture.time = Double(settings.trim.start) / 1e6
         picture.scale = settings.scale
         picture.toneMapping = settings.toneMapping
+        picture.dolbyVision = settings.dolbyVision
         picture.gpu = try gpuOptions.selection()
         let result = try picture.render()
         // From here until the picture is in place, SIGINT/SIGTERM/SIGHUP/SIGPIPE/SIGXFSZ remove the

@@ -341,7 +341,7 @@ final class CodecTests: BatchTestCase {
             "codec": "hevc", "encoder": "auto", "speed": "slow", "crf": "20", "bitrate": "2M", "keyint": "30", "tune": "grain",
             "profile": "main", "x264Params": "bframes=2", "x265Params": "bframes=2", "svtav1Params": "tile-rows=1", "threads": "3",
             "hwaccel": "cuda", "audio": "opus", "audioTracks": "2,1", "audioBitrate": "96k", "stripMetadata": "true",
-            "noLocation": "true", "copyts": "true", "metadata": "title=x", "deinterlace": "field", "hdr": "keep", "tonemap": "hable", "targetPeak": "400", "peakDetect": "true",
+            "noLocation": "true", "copyts": "true", "metadata": "title=x", "deinterlace": "field", "hdr": "keep", "tonemap": "hable", "targetPeak": "400", "peakDetect": "true", "dolbyVision": "base",
             // issue 14: scale and frame rate
             "width": "640", "height": "360", "size": "640x360", "maxWidth": "640", "maxHeight": "360", "fps": "30",
             // issue 14: trim

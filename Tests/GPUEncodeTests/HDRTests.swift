@@ -223,7 +223,8 @@ final class HDRTests: BatchTestCase {
         for name in ["iphone_hevc10_hlg_dolbyvision_rot90_0.1s.mov", "hevc10_hlg_aac_1080p_editlist_bframes_rot90.mp4"] {
             let input = try Paths.media(name)
             let ours = scratch("ours-\(name).mkv")
-            let result = try gpuencode([input.path, ours.path, "--crf", "0", "-v"])
+            // (--dolby-vision base: the HLG base layer is what this compares; HDRDolbyVisionTests the RPU.)
+            let result = try gpuencode([input.path, ours.path, "--crf", "0", "-v", "--dolby-vision", "base"])
             XCTAssertEqual(result.status, 0, result.summary)
             XCTAssertTrue(result.stderr.contains("Dolby Vision profile 8.4: the HLG base layer is used"), result.stderr)
             let base = scratch("base-\(name).mkv")

@@ -28,6 +28,8 @@ final class GPUStage {
         /// The planar format frames are read in (`VideoSource.workingFormat`): what NVDEC frames
         /// become when they cannot stay on the GPU (`CUDAFrames`).
         var workingFormat = AV_PIX_FMT_YUV420P
+        /// Dolby Vision: each frame's RPU applied before tone mapping (`DolbyVisionPlan`); nil: the base layer.
+        var dolbyVision: DolbyVisionReshape? = nil
     }
 
     /// How the stage deinterlaces (`--deinterlace`, decided by `InterlacePlan`).
@@ -101,7 +103,7 @@ final class GPUStage {
         let renderer = try FrameRenderer(geometry: settings.geometry, source: settings.sourceColor, filters: settings.filters,
                                          path: options.renderPath, light: options.preset.light,
                                          transfer: transfer, limits: limits, toneMapping: settings.toneMapping,
-                                         keepsSignal: settings.keepHDR)
+                                         keepsSignal: settings.keepHDR, dolbyVision: settings.dolbyVision)
         for line in renderer.passes { options.log(.info, line) }
         if let report = options.report {
             let path = options.renderPath == .viaRGBA ? "rgba" : options.renderPath.rawValue
@@ -137,6 +139,9 @@ final class GPUStage {
         }
         let planes = (downloaded ?? frame).planes
         defer { withExtendedLifetime(downloaded) {} }
+        // (The RPU of the frame arriving: with the deinterlacer, which shows each frame one frame
+        // late, the frame shown gets its successor's, in practice the same scene's.)
+        if settings.dolbyVision != nil, let rpu = frame.dolbyVisionRPU { pipeline!.renderer.setDolbyVision(rpu) }
         if let plan = settings.deinterlace {
             if deinterlacer == nil && (!plan.waitForFlag || frame.interlaced) {
                 deinterlacer = try Deinterlacer(renderer: pipeline!.renderer)

@@ -1,13 +1,14 @@
 /// A transcode whose output is a picture (PNG, JPEG): one frame, as ffmpeg's `-frames:v 1 out.png`.
 /// It takes what applies to one frame: the preset and --filter, the frame's time (--start), the
 /// size (--width, --height, --size, --max-width, --max-height: the aspect rules and the Lanczos-3
-/// scaler of a video output), and how HDR becomes SDR (--tonemap, --target-peak, --peak-detect).
+/// scaler of a video output), and how HDR becomes SDR (--tonemap, --target-peak, --peak-detect,
+/// --dolby-vision).
 /// What is about encoding video, audio, time or containers has nothing to act on: `refusedSettings`
 /// names those given, for a usage error rather than a silent no-op.
 public struct PictureOutput {
     /// The settings a picture output takes (EncodeSetting keys); every other one given is refused.
     public static let settingKeys: Set<String> = ["width", "height", "size", "maxWidth", "maxHeight", "start",
-                                                  "hdr", "tonemap", "targetPeak", "peakDetect"]
+                                                  "hdr", "tonemap", "targetPeak", "peakDetect", "dolbyVision"]
 
     public var input: String
     public var preset: Preset
@@ -16,6 +17,7 @@ public struct PictureOutput {
     public var time: Double?
     public var scale = ScaleRequest()
     public var toneMapping = ToneMapping()
+    public var dolbyVision = DolbyVisionMode.apply
     public var gpu: GPUSelection = .auto
 
     public init(input: String, preset: Preset) {
@@ -47,7 +49,7 @@ public struct PictureOutput {
             }
             throw GPUEncodeError(.input, path: input, "is \(session.width)x\(session.height); gpuencode makes pictures \(PictureSize.limitText(.picture)) (--max-width or --max-height makes it smaller)")
         }
-        let image = try session.render(filters, light: preset.light, toneMapping: toneMapping)
+        let image = try session.render(filters, light: preset.light, toneMapping: toneMapping, dolbyVision: dolbyVision)
         return Preview.Result(image: image, time: session.time, renderer: session.renderer)
     }
 }

@@ -55,6 +55,9 @@ public enum Preview {
         private let working: AVPixelFormat
         private let rotation: Rotation
         private let color: YUVColorSpace
+        /// The shown frame's Dolby Vision RPU, applied as a transcode applies it by default
+        /// (`--dolby-vision apply`); nil: none, or one the renderer cannot apply (the base layer).
+        private var dolbyVision: DolbyVisionRPU?
         /// The open movie (nil for a still), kept so `show(at:)` can move to other frames; opened
         /// again when a seek fails.
         private var input: VideoSource?
@@ -117,6 +120,7 @@ public enum Preview {
                                           rotation: input.rotation)
             try PictureSize.check(geometry, input: path, limit: .picture)
             planar = try input.convert(frame.frame, to: working, width: geometry.sourceWidth, height: geometry.sourceHeight)
+            dolbyVision = Session.applicable(frame.frame.dolbyVisionRPU)
             self.working = working
             self.color = color
             rotation = input.rotation
@@ -173,6 +177,7 @@ public enum Preview {
             guard found.frame.width == frameSize.width, found.frame.height == frameSize.height else { return shown }
             let g = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation)
             planar = try input!.convert(found.frame, to: working, width: g.sourceWidth, height: g.sourceHeight)
+            dolbyVision = Session.applicable(found.frame.dolbyVisionRPU)
             time = found.time
             positioned = true
             atEnd = found.last
@@ -190,6 +195,12 @@ public enum Preview {
             input = try VideoSource(path: path, threads: 0)
             if let found = try Preview.decodeFrame(input!, at: seconds, seeking: false, keepingLast: true) { return found }
             throw GPUEncodeError(.inputDecode, path: path, "no video frame could be decoded")
+        }
+
+        /// `rpu` when the renderer applies it (DolbyVisionPlan's conditions), else nil.
+        static func applicable(_ rpu: DolbyVisionRPU?) -> DolbyVisionRPU? {
+            guard let rpu, !rpu.needsResidual, DolbyVisionReshape.fits(rpu) else { return nil }
+            return rpu
         }
 
         /// A time a frame may be asked for: the seek converts it to an Int64, which traps on NaN,
@@ -213,8 +224,11 @@ public enum Preview {
 
         /// The picture through `filters`, at the frame's time (keyframes evaluated there).
         /// `light`: the preset's (video frames only; a still picture is filtered in gamma light).
-        /// `toneMapping`: how an HDR frame becomes SDR (a transcode's defaults unless given).
-        public func render(_ filters: [FilterInstance], light: FilterLight = .gamma, toneMapping: ToneMapping = ToneMapping()) throws -> RGBAImage {
+        /// `toneMapping`: how an HDR frame becomes SDR (a transcode's defaults unless given);
+        /// `dolbyVision`: whether a Dolby Vision frame's RPU is applied (as a transcode's default) or
+        /// its base layer shown.
+        public func render(_ filters: [FilterInstance], light: FilterLight = .gamma, toneMapping: ToneMapping = ToneMapping(),
+                           dolbyVision mode: DolbyVisionMode = .apply) throws -> RGBAImage {
             _ = gl
             defer { renders += 1 }
             if let still {
@@ -222,8 +236,11 @@ public enum Preview {
                 return try renderer.render(still, frameIndex: renders)
             }
             let geometry = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation, filters: filters)
-            let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: .viaRGBA, light: light,
-                                             toneMapping: toneMapping)
+            let dolbyVision = mode == .apply ? self.dolbyVision : nil
+            let renderer = try FrameRenderer(geometry: geometry, source: dolbyVision.map { $0.colorSpace(base: color) } ?? color, filters: filters,
+                                             path: .viaRGBA, light: light, toneMapping: toneMapping,
+                                             dolbyVision: dolbyVision.map { _ in DolbyVisionReshape(sourceBits: geometry.bitDepth) })
+            if let dolbyVision { renderer.setDolbyVision(dolbyVision) }
             return try renderer.renderRGBA(source: planar!.planes, time: time ?? 0)
         }
     }

@@ -130,8 +130,10 @@ final class TranscodeJob {
                                  trim: TrimPlan) throws
         -> (GPUStage?, EncodeStage, RenderGeometry) {
         let dec = input.decoder.pointee
-        let hdrInput = [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc)
         let keep = keepsHDR(o, input: input)
+        let dolbyVision = DolbyVisionPlan(o, input: input, keep: keep)
+        // (Profile 5's IPTPQc2 base layer is tagged as it pleases; its RPU makes it PQ.)
+        let hdrInput = [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc) || dolbyVision.rpu != nil
         // The side data kept HDR carries over (the stream's, else the first frame's).
         let keptHDR = keep ? input.hdrMetadata : HDRMetadata()
         // (The default preset's `identity` filter changes nothing: kept HDR then skips the GPU, and
@@ -165,7 +167,8 @@ final class TranscodeJob {
         let format = dec.pix_fmt
         // Kept HDR stays 10-bit 4:2:0 all the way.
         let bypassFormat = keep ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P
-        let (working, color) = bypass ? (bypassFormat, YUVColorSpace(matrix: .bt709, fullRange: false)) : input.workingFormat
+        var (working, color) = bypass ? (bypassFormat, YUVColorSpace(matrix: .bt709, fullRange: false)) : input.workingFormat
+        if !bypass, let rpu = dolbyVision.rpu { color = rpu.colorSpace(base: color) }
         // Without a GPU stage nothing turns the picture, so the rotation stays a flag (below).
         let rotation = bypass ? .none : input.rotation
         let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: rotation,
@@ -185,10 +188,7 @@ final class TranscodeJob {
             // Read and filtered at full depth on the GPU; only the output is 8-bit (with dither).
             o.log(.warning, "\(o.input): \(srcDesc.pointee.comp.0.depth)-bit video is written as 8-bit (filtered at full depth, dithered)")
         }
-        if let dv = input.dolbyVision {
-            let base = dv.compatibility == 4 ? "HLG" : dv.compatibility == 1 ? "HDR10 (PQ)" : dv.compatibility == 2 ? "SDR" : "its"
-            o.log(.warning, "\(o.input): Dolby Vision profile \(dv.profile).\(dv.compatibility): the \(base) base layer is used, the Dolby Vision metadata (RPU) is not")
-        }
+        if let (level, line) = dolbyVision.note { o.log(level, line) }
         if hdrInput && o.encoder.hdr == .tonemap {
             let t = o.encoder.toneMapping
             let shader = SourceColorShader(color: color, toneMapping: t)
@@ -278,7 +278,9 @@ final class TranscodeJob {
                                                             timeBase: inStream.pointee.time_base, mediaStart: span.start,
                                                             overlapReadback: !sequential, toneMapping: o.encoder.toneMapping,
                                                             deinterlace: interlace.deinterlace, keepHDR: keep, filters: filters,
-                                                            workingFormat: working), options: o)
+                                                            workingFormat: working,
+                                                            dolbyVision: dolbyVision.rpu.map { _ in DolbyVisionReshape(sourceBits: geometry.bitDepth) }),
+                                        options: o)
         return (gpu, encode, geometry)
     }
 
