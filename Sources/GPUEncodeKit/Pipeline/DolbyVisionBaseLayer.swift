@@ -37,7 +37,7 @@ struct DolbyVisionBaseLayer {
             throw GPUEncodeError(.usage, path: path, "\(what): --hdr keep cannot keep it (gpuencode does not write Dolby Vision); leave it out to tone-map with the RPU applied")
         }
         if !applicable {
-            throw GPUEncodeError(.input, path: path, "\(what), and its first frame's RPU cannot be applied (none read, one that needs the enhancement layer, or too many MMR coefficients)")
+            throw GPUEncodeError(.input, path: path, "\(what), and its first frame's RPU cannot be applied (none in it, or none read ahead: a pipe is not; one that needs the enhancement layer, or too many MMR coefficients)")
         }
     }
 }
