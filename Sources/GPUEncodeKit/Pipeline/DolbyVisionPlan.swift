@@ -29,8 +29,8 @@ struct DolbyVisionPlan {
                         applicable: firstRPU.map { !$0.needsResidual && DolbyVisionReshape.fits($0) } ?? false, path: o.input)
         let name = "\(o.input): Dolby Vision " + (config.map { "profile \($0.profile).\($0.compatibility)" } ?? "(RPUs without a configuration record\(layer.showable ? "" : "; profile 5 by its RPU"))")
         let compatibility = config?.compatibility ?? (!layer.showable ? 0 : dec.color_trc == AVCOL_TRC_ARIB_STD_B67 ? 4 : dec.color_trc == AVCOL_TRC_SMPTE2084 ? 1 : 0)
-        let base = compatibility == 4 ? "HLG" : compatibility == 1 ? "HDR10 (PQ)" : compatibility == 2 ? "SDR" : "its"
-        let baseLine = "\(name): the \(base) base layer is used"
+        let base = compatibility == 4 ? "HLG " : compatibility == 1 ? "HDR10 (PQ) " : compatibility == 2 ? "SDR " : ""
+        let baseLine = "\(name): the \(base)base layer is used"
         if o.encoder.dolbyVision == .base {
             note = (.info, baseLine + " (--dolby-vision base)")
             return
