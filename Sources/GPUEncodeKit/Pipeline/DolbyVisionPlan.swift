@@ -4,8 +4,8 @@ import GPUEncodeMedia
 import GPUEncodeRender
 
 /// What a run does with a Dolby Vision stream (`--dolby-vision`): apply each frame's RPU before
-/// tone mapping where the first frame has one the renderer can apply, else use the base layer;
-/// and the line `-v` shows for it.
+/// tone mapping where the first frame has one the renderer can apply, else use the base layer
+/// (an error where it is no picture: `DolbyVisionBaseLayer`); and the line `-v` shows for it.
 struct DolbyVisionPlan {
     /// The first frame's RPU when the RPU is applied (it sets the tone mapping's peak and black:
     /// `DolbyVisionRPU.colorSpace`); nil: the base layer is used.
