@@ -58,6 +58,8 @@ public enum Preview {
         /// The shown frame's Dolby Vision RPU, applied as a transcode applies it by default
         /// (`--dolby-vision apply`); nil: none, or one the renderer cannot apply (the base layer).
         private var dolbyVision: DolbyVisionRPU?
+        /// A Dolby Vision stream's base layer (nil for other video), which says whether it may be shown.
+        private var baseLayer: DolbyVisionBaseLayer?
         /// The open movie (nil for a still), kept so `show(at:)` can move to other frames; opened
         /// again when a seek fails.
         private var input: VideoSource?
@@ -121,6 +123,9 @@ public enum Preview {
             try PictureSize.check(geometry, input: path, limit: .picture)
             planar = try input.convert(frame.frame, to: working, width: geometry.sourceWidth, height: geometry.sourceHeight)
             dolbyVision = Session.applicable(frame.frame.dolbyVisionRPU)
+            if input.dolbyVision != nil || frame.frame.dolbyVisionRPU != nil {
+                baseLayer = DolbyVisionBaseLayer(config: input.dolbyVision, rpu: frame.frame.dolbyVisionRPU)
+            }
             self.working = working
             self.color = color
             rotation = input.rotation
@@ -236,6 +241,7 @@ public enum Preview {
                 return try renderer.render(still, frameIndex: renders)
             }
             let geometry = RenderGeometry(width: frameSize.width, height: frameSize.height, format: working, rotation: rotation, filters: filters)
+            try baseLayer?.check(mode: mode, keep: false, applicable: self.dolbyVision != nil, path: path)
             let dolbyVision = mode == .apply ? self.dolbyVision : nil
             let renderer = try FrameRenderer(geometry: geometry, source: dolbyVision.map { $0.colorSpace(base: color) } ?? color, filters: filters,
                                              path: .viaRGBA, light: light, toneMapping: toneMapping,

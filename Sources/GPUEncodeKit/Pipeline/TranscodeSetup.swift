@@ -131,7 +131,7 @@ final class TranscodeJob {
         -> (GPUStage?, EncodeStage, RenderGeometry) {
         let dec = input.decoder.pointee
         let keep = keepsHDR(o, input: input)
-        let dolbyVision = DolbyVisionPlan(o, input: input, keep: keep)
+        let dolbyVision = try DolbyVisionPlan(o, input: input, keep: keep)
         // (Profile 5's IPTPQc2 base layer is tagged as it pleases; its RPU makes it PQ.)
         let hdrInput = [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(dec.color_trc) || dolbyVision.rpu != nil
         // The side data kept HDR carries over (the stream's, else the first frame's).
@@ -182,7 +182,8 @@ final class TranscodeJob {
         }
         let formatName = format == AV_PIX_FMT_NONE ? "unknown" : String(cString: av_get_pix_fmt_name(format))
         // An untagged matrix is guessed from the size (UntaggedMatrix): say so, and which.
-        let guess = bypass ? nil : UntaggedMatrix.note(dec.colorspace, format: format, width: Int(dec.width), height: Int(dec.height))
+        // (An applied RPU brings its own matrix.)
+        let guess = bypass || dolbyVision.rpu != nil ? nil : UntaggedMatrix.note(dec.colorspace, format: format, width: Int(dec.width), height: Int(dec.height))
         o.log(.info, "video: \(dec.width)x\(dec.height) \(formatName), \(bypass ? "colour untouched" : color.description + (guess.map { ", matrix \($0)" } ?? "")), rotation \(rotation.rawValue)°, output \(geometry.outputWidth)x\(geometry.outputHeight)")
         if !keep, let srcDesc = av_pix_fmt_desc_get(format), srcDesc.pointee.comp.0.depth > 8 {
             // Read and filtered at full depth on the GPU; only the output is 8-bit (with dither).
