@@ -56,8 +56,13 @@ extension VideoSource {
     /// decoder is not disturbed); nil where the stream has none or it cannot be read, and for an
     /// input that is not a regular file (a pipe read twice would lose what the run reads).
     package var firstFrameDolbyVisionRPU: DolbyVisionRPU? {
-        var st = stat()
-        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, let probe = try? VideoSource(path: path, threads: 1, videoOnly: true), let frame = try? probe.nextFrame() else { return nil }
+        guard readsAhead, let probe = try? VideoSource(path: path, threads: 1, videoOnly: true), let frame = try? probe.nextFrame() else { return nil }
         return frame.dolbyVisionRPU
+    }
+
+    /// Whether the first frame can be read ahead (`firstFrameDolbyVisionRPU`): a regular file.
+    package var readsAhead: Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG
     }
 }

@@ -109,6 +109,13 @@ extension HDRTests {
                        try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", plain.path, "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]))
         let bad = try gpuencode([input.path, scratch("y.mkv").path, "--dolby-vision", "enhance"])
         XCTAssertEqual(bad.status, ExitCode.usage, bad.summary)
+        // From a pipe the RPU cannot be read ahead: the base layer, and the warning says why (it
+        // said the frames carry no RPU).
+        let mkv = scratch("dv.mkv")
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", input.path, "-map", "0:v", "-c", "copy", mkv.path])
+        let piped = try Oracle.run("/bin/sh", ["-c", "cat \"$0\" | \"$1\" /dev/stdin \"$2\" -v", mkv.path, try Paths.gpuencode(), scratch("piped.mkv").path])
+        XCTAssertEqual(piped.status, 0, piped.summary)
+        XCTAssertTrue(piped.stderr.contains("the HLG base layer is used: its RPU is read ahead from a file before the run, and this input is not one (a pipe)"), piped.stderr)
     }
 
     /// Generated clips: camera footage as HLG with the iPhone clip's RPUs, one per frame, applied as

@@ -40,7 +40,8 @@ struct DolbyVisionPlan {
             return
         }
         guard let first = firstRPU else {
-            note = (.warning, baseLine + ": its frames carry no Dolby Vision metadata (RPU)")
+            note = (.warning, baseLine + (input.readsAhead ? ": its frames carry no Dolby Vision metadata (RPU)"
+                                          : ": its RPU is read ahead from a file before the run, and this input is not one (a pipe)"))
             return
         }
         if first.needsResidual {
