@@ -235,36 +235,15 @@ extension EncodeSetting {
                 return nil
             },
             json: { $0.threads.map { .number(Double($0)) } }),
-        EncodeSetting(
-            key: "hwaccel", flags: ["--hwaccel"], valueName: "none|cuda|auto",
-            help: "Video decoding: none (software, default), cuda (NVDEC through FFmpeg's cuda hwaccel, frames kept on the GPU for the filters; exit 69 where there is no NVIDIA driver or the codec has no NVDEC support) or auto (NVDEC where it works, else software). Env GPUENCODE_HWACCEL.",
-            kind: .word(HardwareAcceleration.allCases.map(\.rawValue)), places: .commandLine,
-            parse: { text, _, o in
-                guard let h = HardwareAcceleration(rawValue: text) else { return "\"\(text)\" is not one of none, cuda, auto" }
-                o.hwaccel = h
-                return nil
-            },
-            json: { $0.hwaccel.map { .string($0.rawValue) } }),
-        EncodeSetting(
-            key: "hdr", flags: ["--hdr"], valueName: "tonemap|keep",
-            help: "HDR input (HLG or PQ): tonemap (the default: SDR BT.709, 8-bit, through --tonemap) or keep (HDR out: 10-bit in the input's colour space with its transfer, primaries and matrix tags, mastering display and content light level; HEVC Main 10 unless --codec says av1 (10-bit) or h264 (High 10)); filters then act on the HDR signal's own R'G'B', PQ or HLG code values, not SDR: docs/hdr.md). SDR input ignores it.",
-            kind: .word(HDRMode.allCases.map(\.rawValue)), places: .everywhere,
-            parse: { text, _, o in
-                guard let m = HDRMode(rawValue: text) else { return "\"\(text)\" is not one of tonemap, keep" }
-                o.hdr = m
-                return nil
-            },
-            json: { $0.hdr.map { .string($0.rawValue) } }),
-        EncodeSetting(
-            key: "tonemap", flags: ["--tonemap"], valueName: "curve",
-            help: "Tone-mapping curve from HDR to SDR: bt2390 (the default, ITU-R BT.2390's EETF as libplacebo and mpv), hable, mobius, reinhard (as ffmpeg's tonemap filter with its default parameters) or clip. HLG is shown through the BT.2100 OOTF at its nominal peak (1000 nits unless the stream's metadata says otherwise), PQ through its EOTF; BT.2020 colours outside BT.709 are desaturated towards their luminance, hue kept.",
-            kind: .word(ToneMapCurve.allCases.map(\.rawValue)), places: .everywhere,
-            parse: { text, _, o in
-                guard let c = ToneMapCurve(rawValue: text) else { return "\"\(text)\" is not one of \(ToneMapCurve.allCases.map(\.rawValue).joined(separator: ", "))" }
-                o.tonemap = c
-                return nil
-            },
-            json: { $0.tonemap.map { .string($0.rawValue) } }),
+        .choice(HardwareAcceleration.self, key: "hwaccel", flags: ["--hwaccel"], valueName: "none|cuda|auto",
+                help: "Video decoding: none (software, default), cuda (NVDEC through FFmpeg's cuda hwaccel, frames kept on the GPU for the filters; exit 69 where there is no NVIDIA driver or the codec has no NVDEC support) or auto (NVDEC where it works, else software). Env GPUENCODE_HWACCEL.",
+                places: .commandLine, at: \.hwaccel),
+        .choice(HDRMode.self, key: "hdr", flags: ["--hdr"], valueName: "tonemap|keep",
+                help: "HDR input (HLG or PQ): tonemap (the default: SDR BT.709, 8-bit, through --tonemap) or keep (HDR out: 10-bit in the input's colour space with its transfer, primaries and matrix tags, mastering display and content light level; HEVC Main 10 unless --codec says av1 (10-bit) or h264 (High 10)); filters then act on the HDR signal's own R'G'B', PQ or HLG code values, not SDR: docs/hdr.md). SDR input ignores it.",
+                places: .everywhere, at: \.hdr),
+        .choice(ToneMapCurve.self, key: "tonemap", flags: ["--tonemap"], valueName: "curve",
+                help: "Tone-mapping curve from HDR to SDR: bt2390 (the default, ITU-R BT.2390's EETF as libplacebo and mpv), hable, mobius, reinhard (as ffmpeg's tonemap filter with its default parameters) or clip. HLG is shown through the BT.2100 OOTF at its nominal peak (1000 nits unless the stream's metadata says otherwise), PQ through its EOTF; BT.2020 colours outside BT.709 are desaturated towards their luminance, hue kept.",
+                places: .everywhere, at: \.tonemap),
         EncodeSetting(
             key: "targetPeak", flags: ["--target-peak"], valueName: "nits",
             help: "Peak of the SDR display tone mapping aims at, in cd/m² (nits), 10-10000: HDR light this bright becomes SDR white (default 203, BT.2408's HDR reference white, as libplacebo and mpv; 100 is ffmpeg's tonemap convention, brighter). Higher keeps more highlight detail and darkens the rest.",
@@ -285,16 +264,9 @@ extension EncodeSetting {
                 return nil
             },
             json: { $0.peakDetect.map { .bool($0) } }),
-        EncodeSetting(
-            key: "dolbyVision", flags: ["--dolby-vision"], valueName: "apply|base",
-            help: "Dolby Vision input (profile 8.4 as iPhones record, 8.1, 5): apply (the default: each frame's RPU reshapes the base layer and its colour transform gives the light that is tone-mapped, as libplacebo and mpv show it) or base (the backward-compatible base layer, HLG or HDR10, as a player without Dolby Vision shows it). --hdr keep keeps the base layer.",
-            kind: .word(DolbyVisionMode.allCases.map(\.rawValue)), places: .everywhere,
-            parse: { text, _, o in
-                guard let m = DolbyVisionMode(rawValue: text) else { return "\"\(text)\" is not one of apply, base" }
-                o.dolbyVision = m
-                return nil
-            },
-            json: { $0.dolbyVision.map { .string($0.rawValue) } }),
+        .choice(DolbyVisionMode.self, key: "dolbyVision", flags: ["--dolby-vision"], valueName: "apply|base",
+                help: "Dolby Vision input (profile 8.4 as iPhones record, 8.1, 5): apply (the default: each frame's RPU reshapes the base layer and its colour transform gives the light that is tone-mapped, as libplacebo and mpv show it) or base (the backward-compatible base layer, HLG or HDR10, as a player without Dolby Vision shows it). --hdr keep keeps the base layer.",
+                places: .everywhere, at: \.dolbyVision),
         EncodeSetting(
             key: "audio", flags: ["--audio"], switches: [("-an", "none")], valueName: "auto|copy|aac|opus|none",
             help: "Audio: auto (copy what the container can hold, re-encode the rest), copy (every stream bit for bit), aac or opus (re-encode), none (no audio; also -an).",
