@@ -23,15 +23,8 @@ extension HDRTests {
                                          "-c:v", "libx265", "-x265-params", "log-level=none:lossless=1:aud=1:bframes=0",
                                          "-bsf:v", "hevc_metadata=colour_primaries=2:transfer_characteristics=2:matrix_coefficients=2",
                                          "-f", "hevc", base.path])
-        var out = Data(), frame = 0
-        for nal in HDRTests.nalUnits(try Data(contentsOf: base)) {
-            if HDRTests.nalType(nal) == 35 && !out.isEmpty { out += [0, 0, 0, 1] + rpus[frame % rpus.count]; frame += 1 }
-            out += [0, 0, 0, 1] + nal
-        }
-        out += [0, 0, 0, 1] + rpus[frame % rpus.count]
-        let raw = scratch("p5.hevc"), muxed = scratch("p5-norecord.mp4")
-        try out.write(to: raw)
-        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-r", "30", "-i", raw.path, "-c", "copy", muxed.path])
+        let muxed = scratch("p5-norecord.mp4")
+        try HDRTests.muxWithRPUs(base, rpus: rpus, raw: scratch("p5.hevc"), into: muxed)
         var url = muxed
         if record {
             url = scratch("p5.mp4")

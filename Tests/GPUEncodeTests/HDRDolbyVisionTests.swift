@@ -142,16 +142,8 @@ extension HDRTests {
                                              "-c:v", "libx265", "-x265-params", "log-level=none:lossless=1:aud=1:bframes=0",
                                              "-color_range", "tv", "-color_trc", transfer, "-color_primaries", "bt2020", "-colorspace", "bt2020nc",
                                              "-f", "hevc", hlg.path])
-            // Each access unit (from one delimiter to the next) ends with an RPU.
-            var out = Data(), frame = 0
-            for nal in HDRTests.nalUnits(try Data(contentsOf: hlg)) {
-                if HDRTests.nalType(nal) == 35 && !out.isEmpty { out += [0, 0, 0, 1] + rpus[frame % rpus.count]; frame += 1 }
-                out += [0, 0, 0, 1] + nal
-            }
-            out += [0, 0, 0, 1] + rpus[frame % rpus.count]
-            let raw = scratch("\(name)-\(transfer)-dv.hevc"), input = scratch("\(name)-\(transfer)-dv.mp4")
-            try out.write(to: raw)
-            try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-r", "30", "-i", raw.path, "-c", "copy", input.path])
+            let input = scratch("\(name)-\(transfer)-dv.mp4")
+            try HDRTests.muxWithRPUs(hlg, rpus: rpus, raw: scratch("\(name)-\(transfer)-dv.hevc"), into: input)
             let frames = try Oracle.ffprobeJSON(["-show_frames", "-select_streams", "v:0", input.path])["frames"] as? [[String: Any]] ?? []
             let withRPU = frames.filter { (($0["side_data_list"] as? [[String: Any]]) ?? []).contains { $0["side_data_type"] as? String == "Dolby Vision Metadata" } }
             XCTAssertEqual(withRPU.count, 4, "\(name): frames with an RPU, as FFmpeg reads them")
@@ -185,5 +177,18 @@ extension HDRTests {
     }
 
     /// HEVC's nal_unit_type (35: access unit delimiter; 62: a Dolby Vision RPU).
+    /// An Annex B stream with an RPU NAL unit (the next of `rpus`, round) ending each access unit
+    /// (from one delimiter to the next), written to `raw` and muxed by ffmpeg into `into` at 30 fps.
+    static func muxWithRPUs(_ stream: URL, rpus: [Data], raw: URL, into: URL) throws {
+        var out = Data(), frame = 0
+        for nal in nalUnits(try Data(contentsOf: stream)) {
+            if nalType(nal) == 35 && !out.isEmpty { out += [0, 0, 0, 1] + rpus[frame % rpus.count]; frame += 1 }
+            out += [0, 0, 0, 1] + nal
+        }
+        out += [0, 0, 0, 1] + rpus[frame % rpus.count]
+        try out.write(to: raw)
+        try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-r", "30", "-i", raw.path, "-c", "copy", into.path])
+    }
+
     static func nalType(_ nal: Data) -> Int { nal.isEmpty ? -1 : Int(nal[nal.startIndex] >> 1) & 0x3f }
 }
