@@ -10,6 +10,8 @@ public final class FrameRenderer {
     public let geometry: RenderGeometry
     public let path: RenderPath
     public let light: FilterLight
+    /// How the chain was compiled (`CompileOptions.reference`: without the optional passes).
+    public let compile: CompileOptions
     public var writesNV12: Bool { nv12 != nil }
     /// Kept HDR (`keepsSignal`): 10-bit output planes (a yuv420p10le frame: Y, Cb, Cr), in the
     /// source's matrix and range, instead of 8-bit BT.709 limited range.
@@ -80,8 +82,10 @@ public final class FrameRenderer {
     /// then the colour space `DolbyVisionRPU.colorSpace` gives.
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
                 light: FilterLight = .gamma, transfer: TransferOptions = TransferOptions(mode: .client), limits: GPULimits? = nil,
-                toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false, dolbyVision: DolbyVisionReshape? = nil) throws {
+                toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false, dolbyVision: DolbyVisionReshape? = nil,
+                compile: CompileOptions = CompileOptions()) throws {
         geometry = g
+        self.compile = compile
         self.dolbyVision = keepsSignal ? nil : dolbyVision
         writesTenBit = keepsSignal
         let tenBit = keepsSignal

@@ -106,6 +106,9 @@ struct TranscodeCommand: ParsableCommand {
     @Option(name: .customLong("render-path"), help: ArgumentHelp("GPU passes: direct (default: fused Y and CbCr passes straight from the source) rgba (the straightforward path through a full-size RGBA picture), or unfused (one pass per filter through 8-bit textures, as GPUImage); the last two are for comparison.", valueName: "direct|rgba|unfused"), completion: .list(["direct", "rgba", "unfused"]))
     var renderPath: String = "direct"
 
+    @Flag(name: .customLong("no-optimize"), help: "Compile the render graph without its optional passes (scale first, plane-native chains, baked colour, cheaper blurs): the exact reference the optimized plan is tested against. Slower.")
+    var noOptimize = false
+
     @Flag(help: "Decode, filter and encode one frame at a time on one thread instead of pipelined. Slower; the output is byte-identical to a normal run (a check on the pipeline).")
     var deterministic = false
 
@@ -162,6 +165,8 @@ struct TranscodeCommand: ParsableCommand {
         if json && progressOptions.streamOnStdout { throw ValidationError("--json and --progress-url pipe:1 both write to stdout; send the progress to a file or pipe:2") }
     }
 
+    var compileOptions: CompileOptions { noOptimize ? .reference : CompileOptions() }
+
     func run() throws {
         if listPresets {
             for name in Preset.builtinNames {
@@ -181,7 +186,7 @@ struct TranscodeCommand: ParsableCommand {
                                                             EncodeLayer(loaded.encode, from: .preset(loaded.origin))])
                 let r = try FilterBenchmark.run(input: input!, preset: loaded, gpu: selection, path: path, frames: n,
                                                 transfer: Environment.transfer, synchronous: Environment.synchronousBenchmark, scale: settings.scale,
-                                                stages: Environment.stageTimes)
+                                                stages: Environment.stageTimes, compile: compileOptions)
                 print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
                 if let stages = r.stages { print("stages, one frame at a time: \(stages)") }
             } catch let error as GPUEncodeError {
@@ -249,6 +254,7 @@ struct TranscodeCommand: ParsableCommand {
             var options = TranscodeOptions(input: input!, output: output!, preset: preset)
             options.overwrite = overwrite
             options.renderPath = path
+            options.compile = compileOptions
             options.transfer = Environment.transfer
             options.sequential = deterministic
             options.encoder = settings

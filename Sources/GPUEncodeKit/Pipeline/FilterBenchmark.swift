@@ -17,7 +17,7 @@ public enum FilterBenchmark {
     /// `scale`: `--width` and its kin, appended after the preset as the transcode appends them.
     public static func run(input path: String, preset: Preset, gpu: GPUSelection, path renderPath: RenderPath = .direct, frames: Int,
                            transfer: TransferOptions = TransferOptions(), synchronous: Bool = false, scale: ScaleRequest = ScaleRequest(),
-                           stages: Bool = false) throws -> Result {
+                           stages: Bool = false, compile: CompileOptions = CompileOptions()) throws -> Result {
         let input = try VideoSource(path: path, threads: 0)
         let dec = input.decoder.pointee
         let (working, color) = input.workingFormat
@@ -37,7 +37,7 @@ public enum FilterBenchmark {
 
         let gl = try GLContext(selection: gpu)
         let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: renderPath, light: preset.light,
-                                         transfer: transfer.resolved(for: gl))
+                                         transfer: transfer.resolved(for: gl), compile: compile)
         let output = Frame()
         let out = output.pointer
         out.pointee.width = Int32(geometry.outputWidth)

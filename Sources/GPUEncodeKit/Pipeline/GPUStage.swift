@@ -103,7 +103,8 @@ final class GPUStage {
         let renderer = try FrameRenderer(geometry: settings.geometry, source: settings.sourceColor, filters: settings.filters,
                                          path: options.renderPath, light: options.preset.light,
                                          transfer: transfer, limits: limits, toneMapping: settings.toneMapping,
-                                         keepsSignal: settings.keepHDR, dolbyVision: settings.dolbyVision)
+                                         keepsSignal: settings.keepHDR, dolbyVision: settings.dolbyVision,
+                                         compile: options.compile)
         for line in renderer.passes { options.log(.info, line) }
         if let report = options.report {
             let path = options.renderPath == .viaRGBA ? "rgba" : options.renderPath.rawValue

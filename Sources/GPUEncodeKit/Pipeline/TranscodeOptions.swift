@@ -20,6 +20,8 @@ public struct TranscodeOptions: Sendable {
     public var cudaDevice: CUDADevice?
     public var gpu: GPUSelection = .auto
     public var renderPath: RenderPath = .direct
+    /// How the render graph is compiled (`--no-optimize`: the reference, without the optional passes).
+    public var compile = CompileOptions()
     /// Pixel buffer objects or client memory, and copy threads: the renderer's choice unless measuring.
     public var transfer = TransferOptions()
     /// Decode, GPU and encode one after another on the calling thread instead of pipelined.
