@@ -12,20 +12,22 @@ public final class FrameRenderer {
     public let light: FilterLight
     /// How the chain was compiled (`CompileOptions.reference`: without the optional passes).
     public let compile: CompileOptions
+    /// The compiled render graph, and the graph after each pass (`--passes`).
+    public let compiled: RenderCompiler.Result
     public var writesNV12: Bool { nv12 != nil }
     /// Kept HDR (`keepsSignal`): 10-bit output planes (a yuv420p10le frame: Y, Cb, Cr), in the
     /// source's matrix and range, instead of 8-bit BT.709 limited range.
     public let writesTenBit: Bool
     private let planes: [Texture]
     /// Source planes uploaded four samples per RGBA8 texel (the fused single pass reads them so).
-    private let packed: Bool
+    let packed: Bool
     /// The three-attachment target (even Y rows, odd Y rows, CbCr) read back as NV12: the fused
     /// single pass's, or the packed conversion at the end of a chain.
-    private var nv12: RenderTarget?
+    var nv12: RenderTarget?
     /// The fused single program (or luma + chroma programs) when the chain needs no intermediate.
-    private var fast: [(program: ShaderProgram, target: RenderTarget, bindings: FilterBindings)] = []
+    var fast: [(program: ShaderProgram, target: RenderTarget, bindings: FilterBindings)] = []
     /// Otherwise: the chain through RGBA textures, then its conversion to Y and CbCr.
-    private var chain: ChainRenderer?
+    var chain: ChainRenderer?
     /// `--peak-detect`: the GPU measurement of each frame's peak.
     private var detector: PeakDetector?
     /// Dolby Vision: the reshaping whose uniforms each frame's RPU sets (`setDolbyVision`), the RPU
@@ -35,16 +37,16 @@ public final class FrameRenderer {
     private var nextRPU: DolbyVisionRPU?
     /// The peak (target-peak units) the last frame was tone-mapped with, when peaks are detected.
     var detectedPeak: Double? { detector?.peak }
-    private var conversion: [(program: ShaderProgram, target: RenderTarget)] = []
+    var conversion: [(program: ShaderProgram, target: RenderTarget)] = []
     /// A chain that ends in the output scaler: its chroma, scaled as swscale scales chroma planes.
-    private var scaledChroma: ScaledChroma?
+    var scaledChroma: ScaledChroma?
     private var vao: GLuint = 0
     private var scratch: [UInt8] = []
     private var scratch16: [UInt16] = []
     /// Frames rendered so far.
     public private(set) var frameIndex = 0
     /// The passes this renderer runs, one line each (what `-v` prints; `passPlan` predicts them).
-    public private(set) var passes: [String] = []
+    public internal(set) var passes: [String] = []
     /// The last frame's measurements (`averageColor`), in chain order.
     public var statistics: [(name: String, value: [Double])] { chain?.statistics ?? [] }
 
@@ -52,8 +54,8 @@ public final class FrameRenderer {
     private let transfers: TransferBuffers?
     /// The packed pass is a compute shader that writes the NV12 frame into a read buffer
     /// (`TransferOptions.computePass`); `nv12Layout` is where its rows lie there.
-    private var computeBlocks = false
-    private var nv12Layout: (rowBytes: Int, chromaOffset: Int, size: Int) = (0, 0, 0)
+    var computeBlocks = false
+    var nv12Layout: (rowBytes: Int, chromaOffset: Int, size: Int) = (0, 0, 0)
     /// Readbacks queued by `submit` and not yet collected: which set of read buffers holds each.
     private var pendingReads: [Int] = []
     private var nextReadSet = 0
@@ -84,214 +86,71 @@ public final class FrameRenderer {
                 light: FilterLight = .gamma, transfer: TransferOptions = TransferOptions(mode: .client), limits: GPULimits? = nil,
                 toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false, dolbyVision: DolbyVisionReshape? = nil,
                 compile: CompileOptions = CompileOptions()) throws {
-        geometry = g
-        self.compile = compile
+        (geometry, self.path, self.light, self.compile, writesTenBit) = (g, path, light, compile, keepsSignal)
         self.dolbyVision = keepsSignal ? nil : dolbyVision
-        writesTenBit = keepsSignal
-        let tenBit = keepsSignal
-        self.path = path
-        self.light = light
         let limits = limits ?? GPULimits.current()
         try ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: limits, of: .input)
         try ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: limits, of: .preset(filters.first?.context.origin))
-        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
-        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
-        // A point chain too big for one shader goes through the chain's passes, which split it.
-        // (Dolby Vision's uniforms sit in the fused shader beside the filters'; the chain's passes
-        // count them from its source GLSL.)
-        var fusedLimits = limits
-        if let dolbyVision = self.dolbyVision { fusedLimits.uniformVectors -= ShaderNeeds(glsl: dolbyVision.glsl).uniformVectors }
-        let direct = FrameRenderer.usesFusedPass(filters, path: path, limits: fusedLimits)
-        // Upright 4:2:0 (most video) takes the packed path: planes as RGBA8 textures a quarter as
-        // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
-        // more than the arithmetic around it.
-        packed = direct && FrameRenderer.isUpright420(g)
+        // Dolby Vision's uniforms sit in the fused shader beside the filters'.
+        let job = RenderJob(geometry: g, source: source, filters: filters, path: path, light: light, toneMapping: toneMapping,
+                            keepsSignal: keepsSignal, dolbyVision: self.dolbyVision != nil, limits: limits, cost: .current(),
+                            reservedUniformVectors: self.dolbyVision.map { ShaderNeeds(glsl: $0.glsl).uniformVectors } ?? 0)
+        compiled = try RenderCompiler(options: compile).compile(job)
+        let graph = compiled.graph
+        packed = graph.execution == .packedBlocks
         precondition(!packed || ChromaDecimator(for: g).undoesLinearAcross, "the packed pass's outer rows assume the inverse kernel across")
-        if direct && !filters.isEmpty { passes = [FrameRenderer.fusedPassLine(filters)] }
         let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
         readSets = transfer.framesInFlight
         // `transfer` as `TransferOptions.resolved(for:)` gives it: pbo or client, compute decided.
         transfers = writesNV12 && transfer.mode == .pbo
             ? TransferBuffers(count: 3 + 3 * readSets, copyThreads: transfer.copyThreads, mapping: transfer.mapping) : nil
-        // Deep sources (more than 8 bits, two bytes a sample) go up as 16-bit integer textures,
-        // which GLES 3.0 reads only with texelFetch: the shaders filter them by hand (`forDepth`).
-        let deep = g.bitDepth > 8
-        // Deep sources and linear light filter in half float, without 8-bit rounding between filters.
-        let linear = light == .linear
-        let precise = deep || linear || tenBit
-        // The writers: 8-bit (dithered for deep sources) or 10-bit codes (no dither) on RGBA16UI targets.
-        // The chroma kernels by what the source's chroma was (ChromaDecimator.swift).
-        let decimator = ChromaDecimator(for: g)
-        func writer(_ glsl: String) -> String {
-            decimator.defined(in: tenBit ? FrameRenderer.tenBitOutputs(glsl) : FrameRenderer.dithered(glsl, deep))
-        }
-        let rgba8 = GLenum(tenBit ? GL_RGBA16UI : GL_RGBA8), r8 = GLenum(tenBit ? GL_RGBA16UI : GL_R8)
-        if packed {
-            let format = GLenum(deep ? GL_RGBA16UI : GL_RGBA8)
-            planes = [
-                Texture(width: (g.sourceWidth + 3) / 4, height: g.sourceHeight, format: format, filter: GL_NEAREST),
-                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: format, filter: GL_NEAREST),
-                Texture(width: (g.chromaWidth + 3) / 4, height: g.chromaHeight, format: format, filter: GL_NEAREST),
-            ]
-        } else {
-            // Luma is read with texelFetch per pixel and bilinearly (2x2 averages) by the chroma pass.
-            let (format, filter) = deep ? (GLenum(GL_R16UI), GL_NEAREST) : (GLenum(GL_R8), GL_LINEAR)
-            planes = [
-                Texture(width: g.sourceWidth, height: g.sourceHeight, format: format, filter: filter),
-                Texture(width: g.chromaWidth, height: g.chromaHeight, format: format, filter: filter),
-                Texture(width: g.chromaWidth, height: g.chromaHeight, format: format, filter: filter),
-            ]
-        }
+        planes = FrameRenderer.sourceTextures(g, packed: packed)
+        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
+        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
         glGenVertexArrays(1, &vao)
         glBindVertexArray(vao)
-
-        // A transparent chain (identity filters only, or none) runs as no filters on unclamped
-        // R'G'B' (half-float intermediates on the chain paths), so Y'CbCr outside the R'G'B' cube
-        // comes back as it went in; every other chain is rendered exactly as before.
-        // The output scaler after identity keeps that: swscale scales Y'CbCr, where nothing clips,
-        // so values outside the R'G'B' cube must not clip here either (testsrc2 read as BT.709:
-        // Y 38.1 dB against swscale when clipped to R'G'B' in 8-bit intermediates, 64.2 unclipped).
-        let scaler = FrameRenderer.endsInOutputScale(filters) ? Array(filters.suffix(2)) : []
-        let transparent = FrameRenderer.isTransparent(Array(filters.dropLast(scaler.count)), light: light)
-        let rendered = transparent ? scaler : filters
-        var sourceColor = SourceColorShader(color: source, toneMapping: toneMapping, keepsSignal: keepsSignal, clamped: !transparent)
+        var sourceColor = SourceColorShader(color: source, toneMapping: toneMapping, keepsSignal: keepsSignal, clamped: !graph.transparent)
         sourceColor.dolbyVision = self.dolbyVision
         // Kept HDR goes back to Y'CbCr through the source's own matrix and range.
         let fromRGB = (keepsSignal ? YUVColorSpace(matrix: source.matrix, fullRange: source.fullRange)
                        : YUVColorSpace(matrix: .bt709, fullRange: false)).fromRGB()
-        // why Y'CbCr through the scaler: an 8-bit source scaled after identity with a plain matrix
-        // (SDR, BT.709 primaries) carries its Y'CbCr codes through the chain (the source pass's matrix
-        // is the identity) and the conversion applies the whole matrix change at the end (the
-        // scaler and the chroma halving are linear, so they commute with it). Codes always fit 8-bit
-        // intermediates, so nothing clips without half float, which on llvmpipe made 1080p to 720p
-        // cost 1.55x the CPU time of 8-bit R'G'B'.
-        let scalesYCbCr = transparent && !scaler.isEmpty && sourceColor.isIdentity && !precise
-        let (toRGB, toOutput) = scalesYCbCr ? (identityColorMap, composed(source.toRGB(), then: fromRGB)) : (source.toRGB(), fromRGB)
-        let map = g.rotation.sourceMapping(srcWidth: Float(g.sourceWidth), srcHeight: Float(g.sourceHeight))
-        let (w, h) = (g.outputWidth, g.outputHeight)
-        // Uniforms never change during a run: set them once. A uniform a program does not use has
-        // location -1, which GL ignores.
-        let planeTextures = planes
-        func setUp(_ program: ShaderProgram) {
-            program.use()
-            program.set("texY", int: 0)
-            program.set("texU", int: 1)
-            program.set("texV", int: 2)
-            program.set("rgbaTex", int: 0)
-            program.setMatrix("yuvToRgb", rows: toRGB.rows)
-            program.set("yuvOffset", toRGB.offset[0], toRGB.offset[1], toRGB.offset[2])
-            program.setMatrix("rgbToYuv", rows: toOutput.rows)
-            program.set("outOffset", toOutput.offset[0], toOutput.offset[1], toOutput.offset[2])
-            program.setMatrix("srcFromOut", rows: map.a)
-            program.set("srcOffset", map.b.0, map.b.1)
-            program.set("lumaSize", Float(g.sourceWidth), Float(g.sourceHeight))
-            program.set("chromaScale", 1 / Float(1 << g.chromaShiftX), 1 / Float(1 << g.chromaShiftY))
-            // Chroma siting: MPEG-2/H.264 "left" horizontally (co-sited with even luma columns)
-            // when subsampled, centred vertically.
-            program.set("chromaBias", g.chromaShiftX > 0 ? 0.25 : 0, 0)
-            program.set("chromaSize", Float(g.chromaWidth), Float(g.chromaHeight))
-            program.set("outSize", Float(w), Float(h))
-            glUniform2i(program.location("lumaMax"), GLint(g.sourceWidth - 1), GLint(g.sourceHeight - 1))
-            glUniform2i(program.location("chromaMax"), GLint(g.chromaWidth - 1), GLint(g.chromaHeight - 1))
-            glUniform2i(program.location("texelMax"), GLint(planeTextures[0].width - 1), GLint(planeTextures[1].width - 1))
-        }
-
+        let uniforms = FrameUniforms(geometry: g, toRGB: graph.scalesYCbCr ? identityColorMap : source.toRGB(),
+                                     toOutput: graph.scalesYCbCr ? composed(source.toRGB(), then: fromRGB) : fromRGB,
+                                     lumaTexels: planes[0].width, chromaTexels: planes[1].width)
         // Compute needs GLES 3.1, pixel buffers to write into and the 8-bit NV12 writer.
-        let canCompute = transfer.computePass == true && transfers != nil && !tenBit && GLContext.currentVersion >= (3, 1)
+        let canCompute = transfer.computePass == true && transfers != nil && !keepsSignal && GLContext.currentVersion >= (3, 1)
         if canCompute {
-            let rowBytes = 4 * ((w + 3) / 4)
-            nv12Layout = (rowBytes, rowBytes * 2 * (h / 2), rowBytes * 3 * (h / 2))
+            let rowBytes = 4 * ((g.outputWidth + 3) / 4)
+            nv12Layout = (rowBytes, rowBytes * 2 * (g.outputHeight / 2), rowBytes * 3 * (g.outputHeight / 2))
         }
-        let layout = nv12Layout
-        /// A block pass (`blockEntry`): compute when `computeBlocks`, else fragment.
-        func blockProgram(_ glsl: String, label: String) throws -> ShaderProgram {
-            guard computeBlocks else { return try ShaderProgram(fragment: glsl, label: label) }
-            let program = try ShaderProgram(compute: FrameRenderer.asCompute(glsl), label: label + ", compute")
-            program.use()
-            program.set("nv12RowWords", int: Int32(layout.rowBytes / 4))
-            program.set("nv12ChromaWord", int: Int32(layout.chromaOffset / 4))
-            glUniform2i(program.location("blockCount"), GLint((w + 3) / 4), GLint(h / 2))
-            return program
-        }
-        if direct {
-            let owners = rendered.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
-            let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.forDepth(FrameRenderer.prelude(rendered, color: sourceColor, roundTo8Bits: !precise), bits: g.bitDepth), linear)
-            var resources: [String: [String: ResourceTexture]] = [:]
-            var made: [(ShaderProgram, RenderTarget)] = []
-            if packed {
-                let glsl = writer(prelude + FrameRenderer.packedBlockMain)
-                // Compute needs GLES 3.1 and the 8-bit NV12 writer, and no fused filter may read gl_FragCoord.
-                computeBlocks = canCompute && !prelude.contains("gl_FragCoord")
-                made = [(try blockProgram(glsl, label: "Y'CbCr (filters fused)"),
-                         try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [rgba8, rgba8, rgba8]))]
-            } else {
-                made = [
-                    (try ShaderProgram(fragment: writer(prelude + FrameRenderer.directLumaMain), label: "luma (filters fused)"),
-                     try RenderTarget(width: (w + 3) / 4, height: h, formats: [rgba8])),
-                    (try ShaderProgram(fragment: writer(prelude + FrameRenderer.directChromaMain), label: "chroma (filters fused)"),
-                     try RenderTarget(width: w / 2, height: h / 2, formats: [r8, r8])),
-                ]
-            }
-            for (program, target) in made {
-                setUp(program)
-                fast.append((program, target, try FilterBindings(program: program, owners: owners, resources: &resources,
-                                                                 inputSize: (g.uprightWidth, g.uprightHeight))))
-            }
-            if packed { nv12 = made[0].1 }
-        } else {
-            // textureGather where the context has it (ES 3.1: llvmpipe and NVIDIA give 3.2 for the
-            // 3.0 context asked for); the same values by texelFetch otherwise.
-            let gathers = GLContext.currentVersion >= (3, 1)
-            let sourceGLSL = FrameRenderer.forDepth(FrameRenderer.chainSource(light: light, color: sourceColor), bits: g.bitDepth)
-            var chainSource = ChainSource(glsl: gathers ? FrameRenderer.gatheredSampling(sourceGLSL, bits: g.bitDepth) : FrameRenderer.exactSampling(sourceGLSL),
-                                          width: g.uprightWidth, height: g.uprightHeight, setUp: setUp)
-            chainSource.es31 = gathers
-            if light != .linear { chainSource.quadGLSL = chainSource.glsl + FrameRenderer.sourceQuad(gathers: gathers, deep: g.bitDepth > 8) }
-            let chain = try ChainRenderer(source: chainSource, filters: rendered, fuse: path != .unfused, deep: precise || (transparent && !scalesYCbCr),
-                                          limits: limits, endsReduced: writesNV12)
-            self.chain = chain
-            passes = chain.chainPlan.description
-            if let ratio = FrameRenderer.outputScaleRatio(rendered, geometry: g) {
-                scaledChroma = try ScaledChroma(width: w, height: h, ratio: ratio, linear: linear)
-                passes += ScaledChroma.passLines(after: passes.count)
-            }
-            let scaled = scaledChroma != nil
-            if writesNV12 {
-                // One pass from the chain's RGBA to NV12, a 4x2 block per fragment.
-                let reads = scaled ? FrameRenderer.nv12FromScaled : chain.reducedOutput?.divisor == 4 ? FrameRenderer.nv12FromReduced4 : chain.reducedOutput != nil ? FrameRenderer.nv12FromReduced : FrameRenderer.nv12FromRGBA
-                computeBlocks = canCompute
-                let program = try blockProgram(FrameRenderer.defining("LINEAR_LIGHT", in: writer(reads), linear), label: "RGB to NV12")
-                let target = try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [rgba8, rgba8, rgba8])
-                setUp(program)
-                glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
-                chain.setReducedUniforms(program)
-                conversion = [(program, target)]
-                nv12 = target
-            } else {
-            conversion = [
-                (try ShaderProgram(fragment: FrameRenderer.defining("LINEAR_LIGHT", in: writer(FrameRenderer.lumaFromRGBA), linear), label: "RGB to Y"),
-                 try RenderTarget(width: w, height: h, formats: [r8])),
-                (try ShaderProgram(fragment: scaled ? writer(FrameRenderer.chromaFromScaled)
-                                                    : FrameRenderer.defining("LINEAR_LIGHT", in: writer(FrameRenderer.chromaFromRGBA), linear), label: "RGB to CbCr"),
-                 try RenderTarget(width: w / 2, height: h / 2, formats: [r8, r8])),
-            ]
-            for (program, _) in conversion {
-                setUp(program)
-                glUniform2i(program.location("rgbaMax"), GLint(chain.outputWidth - 1), GLint(chain.outputHeight - 1))
-            }
-            }
-            for (program, _) in conversion { program.set("chromaTex", int: 1) }
-        }
-        if tenBit, let target = nv12 ?? conversion.first?.target ?? fast.first?.target, !target.readsShorts {
+        let inputs = ProgramInputs(graph: graph, sourceColor: sourceColor, uniforms: uniforms, limits: limits,
+                                   precise: job.precise, tenBit: keepsSignal, canCompute: canCompute)
+        passes = graph.programs
+        if graph.execution == .chain { try makeChainPrograms(inputs, writesNV12: writesNV12) } else { try makeFusedPrograms(inputs) }
+        if keepsSignal, let target = nv12 ?? conversion.first?.target ?? fast.first?.target, !target.readsShorts {
             throw GPUEncodeError(.gpu, "this GPU cannot read 16-bit integer targets as GL_UNSIGNED_SHORT, which --hdr keep with filters needs")
         }
         if toneMapping.peakDetect && source.transfer.isHDR && !keepsSignal {
             detector = try PeakDetector(width: g.sourceWidth, height: g.sourceHeight,
                                         sourceGLSL: FrameRenderer.forDepth(FrameRenderer.sourceUniforms + sourceColor.glsl, bits: g.bitDepth),
                                         packed: packed, targetPeak: toneMapping.targetPeak,
-                                        ceiling: sourceColor.sourcePeakNits / toneMapping.targetPeak, setUp: setUp)
+                                        ceiling: sourceColor.sourcePeakNits / toneMapping.targetPeak, setUp: uniforms.set(on:))
         }
         try FrameRenderer.checkError("setting up the renderer")
+    }
+
+    /// The source planes' textures: R8 (R16UI for deep sources) per plane, or (`packed`) four
+    /// samples per RGBA8 (RGBA16UI) texel. Luma is read with texelFetch per pixel and bilinearly
+    /// (2x2 averages) by the chroma pass; deep sources, as integer textures, only with texelFetch.
+    static func sourceTextures(_ g: RenderGeometry, packed: Bool) -> [Texture] {
+        let deep = g.bitDepth > 8
+        let sizes = [(g.sourceWidth, g.sourceHeight), (g.chromaWidth, g.chromaHeight), (g.chromaWidth, g.chromaHeight)]
+        if packed {
+            let format = GLenum(deep ? GL_RGBA16UI : GL_RGBA8)
+            return sizes.map { Texture(width: ($0.0 + 3) / 4, height: $0.1, format: format, filter: GL_NEAREST) }
+        }
+        let (format, filter) = deep ? (GLenum(GL_R16UI), GL_NEAREST) : (GLenum(GL_R8), GL_LINEAR)
+        return sizes.map { Texture(width: $0.0, height: $0.1, format: format, filter: filter) }
     }
 
     deinit {

@@ -1,0 +1,122 @@
+import GPUEncodeCore
+import GPUEncodeFilters
+
+/// What the renderer is asked to do for a whole run: the picture's geometry and colour, the
+/// preset's filters (the output scale appended as its two Lanczos passes), how HDR becomes SDR,
+/// and the GPU it runs on. The compiler turns it into a `RenderGraph` and the graph into a plan.
+public struct RenderJob: Sendable {
+    public var geometry: RenderGeometry
+    public var source: YUVColorSpace
+    public var filters: [FilterInstance]
+    public var path: RenderPath
+    public var light: FilterLight
+    public var toneMapping: ToneMapping
+    /// `--hdr keep`: 10-bit output through the source's own matrix, no tone mapping.
+    public var keepsSignal: Bool
+    public var dolbyVision: Bool
+    public var limits: GPULimits
+    public var cost: CostModel
+    /// Uniform vectors the fused shader gives to things beside the filters (Dolby Vision's).
+    public var reservedUniformVectors: Int
+
+    public init(geometry: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
+                light: FilterLight = .gamma, toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false,
+                dolbyVision: Bool = false, limits: GPULimits, cost: CostModel, reservedUniformVectors: Int = 0) {
+        self.geometry = geometry
+        self.source = source
+        self.filters = filters
+        self.path = path
+        self.light = light
+        self.toneMapping = toneMapping
+        self.keepsSignal = keepsSignal
+        self.dolbyVision = dolbyVision && !keepsSignal
+        self.limits = limits
+        self.cost = cost
+        self.reservedUniformVectors = reservedUniformVectors
+    }
+
+    /// Deep sources, linear light and kept HDR filter in half float, without 8-bit rounding between filters.
+    public var precise: Bool { geometry.bitDepth > 8 || light == .linear || keepsSignal }
+
+    /// The source's colour conversion as the shaders make it (`SourceColorShader`).
+    var sourceColor: SourceColorShader {
+        SourceColorShader(color: source, toneMapping: toneMapping, keepsSignal: keepsSignal)
+    }
+}
+
+/// How the programs of a plan reach the output planes.
+public enum RenderExecution: Sendable, Equatable, CustomStringConvertible {
+    /// One fused pass from the source planes to NV12, a 4x2 block per fragment (upright 4:2:0).
+    case packedBlocks
+    /// A fused luma pass (four pixels per fragment) and a fused chroma pass at chroma resolution.
+    case lumaAndChroma
+    /// The chain through RGBA textures (sampling filters, or a path asked for), then a conversion.
+    case chain
+
+    public var description: String {
+        switch self {
+        case .packedBlocks: return "one fused pass, source planes to NV12 in 4x2 blocks"
+        case .lumaAndChroma: return "fused luma and chroma passes, source planes to output planes"
+        case .chain: return "the chain through RGBA textures, then to Y'CbCr"
+        }
+    }
+}
+
+/// The job as nodes, in the order the picture goes through them, with what the passes decided
+/// about the whole: how it executes, the program lines, and what each pass did.
+public struct RenderGraph: Sendable, CustomStringConvertible {
+    public var nodes: [RenderNode]
+    /// Set by `ChooseExecution`.
+    public var execution: RenderExecution?
+    /// No filter changes the picture (`DropIdentity`): R'G'B' are carried unclamped.
+    public var transparent = false
+    /// The scale runs on the source's Y'CbCr codes, the matrix changed once at the end (`InsertConversions`).
+    public var scalesYCbCr = false
+    /// One line per program, set by `FuseIntoPrograms` (what `-v` prints).
+    public var programs: [String] = []
+    /// What passes decided beside the nodes, one line each (shown with the graph).
+    public var notes: [String] = []
+
+    public init(nodes: [RenderNode]) {
+        self.nodes = nodes
+    }
+
+    /// The first graph of a job: the source, its rotation, the preset's filters, the scale and
+    /// the output; conversions come from `InsertConversions`.
+    public init(job: RenderJob) {
+        let g = job.geometry
+        let chroma = g.chromaShiftX == 1 && g.chromaShiftY == 1 ? "4:2:0" : g.chromaShiftX == 1 ? "4:2:2" : "4:4:4"
+        var nodes = [RenderNode(.source(width: g.sourceWidth, height: g.sourceHeight, bitDepth: g.bitDepth, chroma: chroma))]
+        if g.rotation != .none { nodes.append(RenderNode(.rotate(g.rotation))) }
+        var filters = job.filters
+        var scale: RenderNode?
+        if FrameRenderer.endsInOutputScale(filters) {
+            scale = RenderNode(.scale(width: g.outputWidth, height: g.outputHeight, site: .gpu, passes: Array(filters.suffix(2))))
+            filters.removeLast(2)
+        }
+        nodes += filters.enumerated().map { RenderNode(.filter(index: $0, $1)) }
+        if let scale { nodes.append(scale) }
+        nodes.append(RenderNode(.output(job.keepsSignal ? "10-bit Y'CbCr 4:2:0, the source's matrix" : "8-bit Y'CbCr 4:2:0, BT.709 limited range")))
+        self.nodes = nodes
+    }
+
+    /// The preset's filters still in the graph, in order, with the output scale's two passes
+    /// where a GPU scale node stands: what the programs render.
+    public var renderedFilters: [FilterInstance] {
+        nodes.flatMap { node -> [FilterInstance] in
+            switch node.kind {
+            case .filter(_, let f): return [f]
+            case .scale(_, _, .gpu, let passes): return passes
+            default: return []
+            }
+        }
+    }
+
+    public var description: String {
+        var lines = nodes.enumerated().map { "  \($0 + 1). \($1)" }
+        if let execution { lines.append("  execution: \(execution)") }
+        lines += programs.map { "  " + $0 }
+        lines += notes.map { "  note: " + $0 }
+        return lines.joined(separator: "\n")
+    }
+}
