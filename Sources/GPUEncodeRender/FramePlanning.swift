@@ -9,10 +9,21 @@ extension FrameRenderer {
     /// `init` decides them (the fused single pass, or the chain's plan). Throws the preset error the
     /// renderer would throw. `gpuencode validate` calls this, so it predicts what runs.
     public static func passPlan(_ filters: [FilterInstance], limits: GPULimits, path: RenderPath = .direct) throws -> [String] {
-        if filters.isEmpty { return [] }
-        if usesFusedPass(filters, path: path, limits: limits) { return [fusedPassLine(filters)] }
-        let plan = try ChainPlan(filters: filters, sourceGLSL: chainSourceGLSL(SourceColorShader(color: YUVColorSpace(matrix: .bt709, fullRange: false))), fuse: path != .unfused, limits: limits).description
-        return plan + (endsInOutputScale(filters) ? ScaledChroma.passLines(after: plan.count) : [])
+        try nominalCompile(filters, limits: limits, path: path).graph.programs
+    }
+
+    /// The graph after each compiler pass (`--passes`) for `filters` on a nominal 1080p 8-bit
+    /// BT.709 source, as `gpuencode validate --passes` shows it without a movie.
+    public static func passTrace(_ filters: [FilterInstance], limits: GPULimits, compile: CompileOptions = CompileOptions()) throws -> [String] {
+        try nominalCompile(filters, limits: limits, compile: compile).traceText
+    }
+
+    private static func nominalCompile(_ filters: [FilterInstance], limits: GPULimits, path: RenderPath = .direct,
+                                       compile: CompileOptions = CompileOptions()) throws -> RenderCompiler.Result {
+        let g = RenderGeometry(sourceWidth: 1920, sourceHeight: 1080, chromaShiftX: 1, chromaShiftY: 1, rotation: .none, filters: filters)
+        let job = RenderJob(geometry: g, source: YUVColorSpace(matrix: .bt709, fullRange: false), filters: filters, path: path,
+                            limits: limits, cost: .current())
+        return try RenderCompiler(options: compile).compile(job)
     }
 
     /// Whether `init` renders `filters` in the single fused pass (else through the chain's passes):

@@ -106,6 +106,9 @@ struct TranscodeCommand: ParsableCommand {
     @Option(name: .customLong("render-path"), help: ArgumentHelp("GPU passes: direct (default: fused Y and CbCr passes straight from the source) rgba (the straightforward path through a full-size RGBA picture), or unfused (one pass per filter through 8-bit textures, as GPUImage); the last two are for comparison.", valueName: "direct|rgba|unfused"), completion: .list(["direct", "rgba", "unfused"]))
     var renderPath: String = "direct"
 
+    @Flag(name: .customLong("passes"), help: "Print the render graph after each compiler pass to stderr (the nodes, the conversions inserted, where the scale runs, what is baked and fused), then run.")
+    var printPasses = false
+
     @Flag(name: .customLong("no-optimize"), help: "Compile the render graph without its optional passes (scale first, plane-native chains, baked colour, cheaper blurs): the exact reference the optimized plan is tested against. Slower.")
     var noOptimize = false
 
@@ -255,6 +258,7 @@ struct TranscodeCommand: ParsableCommand {
             options.overwrite = overwrite
             options.renderPath = path
             options.compile = compileOptions
+            if printPasses { options.passTrace = { lines in for line in lines { fputs(line + "\n", stderr) } } }
             options.transfer = Environment.transfer
             options.sequential = deterministic
             options.encoder = settings

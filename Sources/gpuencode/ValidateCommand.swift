@@ -13,7 +13,7 @@ struct ValidateCommand: ParsableCommand {
         per line as FILE:LINE:COLUMN: error: PATH: MESSAGE. Custom shaders are compiled on the GPU \
         and their errors carry the shader's own line numbers. The chain is cut into passes against \
         this GPU's limits (uniform storage, samplers) exactly as a run does, so a preset that \
-        validates runs here; --passes prints that plan. Without a GPU context a note says the \
+        validates runs here; --passes prints the render graph after each compiler pass. Without a GPU context a note says the \
         limits were not checked (a file with custom shaders, which must be compiled, then fails \
         with 69). Warnings (a value equal to its default, an unused graph node or id) do not fail.
 
@@ -31,7 +31,7 @@ struct ValidateCommand: ParsableCommand {
     @Flag(help: "Print a JSON report: an array of {file, valid, errors, warnings}, each entry with file, line, column, path, message, severity.")
     var json = false
 
-    @Flag(help: "Print the passes each preset runs as on this GPU (which filters are fused into which shader, and what each needs).")
+    @Flag(help: "Print each preset's render graph after every compiler pass, on a nominal 1080p source and this GPU: the conversions inserted, how it executes, which filters are fused into which shader and what each needs.")
     var passes = false
 
     @OptionGroup var gpuOptions: GPUOptions
@@ -73,7 +73,9 @@ struct ValidateCommand: ParsableCommand {
                     if errors.isEmpty {
                         let plan = PresetPassCheck.check(preset, limits: GPULimits.current())
                         errors += plan.errors
-                        if passes && !json { for line in plan.passes { print("\(file): \(line)") } }
+                        if passes && !json {
+                            for line in PresetPassCheck.trace(preset, limits: GPULimits.current()) { print("\(file): \(line)") }
+                        }
                     }
                 }
             }

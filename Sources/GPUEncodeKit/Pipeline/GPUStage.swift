@@ -106,6 +106,7 @@ final class GPUStage {
                                          keepsSignal: settings.keepHDR, dolbyVision: settings.dolbyVision,
                                          compile: options.compile)
         for line in renderer.passes { options.log(.info, line) }
+        options.passTrace?(renderer.compiled.traceText)
         if let report = options.report {
             let path = options.renderPath == .viaRGBA ? "rgba" : options.renderPath.rawValue
             report.gpu(.object([("renderer", .string(gl.renderer)), ("version", .string(gl.version)), ("platform", .string(gl.platform)),

@@ -22,6 +22,8 @@ public struct TranscodeOptions: Sendable {
     public var renderPath: RenderPath = .direct
     /// How the render graph is compiled (`--no-optimize`: the reference, without the optional passes).
     public var compile = CompileOptions()
+    /// Receives the render graph after each compiler pass (`--passes`), once the renderer is made.
+    public var passTrace: (@Sendable ([String]) -> Void)?
     /// Pixel buffer objects or client memory, and copy threads: the renderer's choice unless measuring.
     public var transfer = TransferOptions()
     /// Decode, GPU and encode one after another on the calling thread instead of pipelined.

@@ -12,4 +12,9 @@ public enum PresetPassCheck {
             return ([], [PresetDiagnostic(.error, file: preset.origin, line: 0, column: 0, path: "", "\(error)")])
         }
     }
+
+    /// The render graph after each compiler pass, on a nominal 1080p source (`validate --passes`).
+    public static func trace(_ preset: Preset, limits: GPULimits) -> [String] {
+        (try? FrameRenderer.passTrace(preset.filters, limits: limits)) ?? []
+    }
 }

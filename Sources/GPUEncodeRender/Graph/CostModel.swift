@@ -24,14 +24,18 @@ public struct CostModel: Sendable, Equatable, CustomStringConvertible {
     /// Cost of one byte moved between host memory and the renderer's memory.
     public var perTransferByte: Double
 
-    /// Measured on llvmpipe (LLVM 15, 256-bit vectors, 2 cores): a texel fetch about 8
-    /// instructions, a fragment's fixed cost about 4; a pass's set-up is negligible next to 1080p.
-    public static let software = CostModel(renderer: .software, perFragment: 4, perFetch: 8, perInstruction: 1,
-                                           perPass: 2_000, perTransferByte: 0.05)
-    /// A discrete GPU: arithmetic and fetches are nearly free next to a pass (the H100 ran 1080p
-    /// sepia in 0.22 ms, about the cost of its launch and a round trip through memory) or the bus.
-    public static let hardware = CostModel(renderer: .hardware, perFragment: 0.001, perFetch: 0.002, perInstruction: 0.0002,
-                                           perPass: 50_000, perTransferByte: 0.5)
+    /// Nanoseconds of CPU on llvmpipe (LLVM 15, 256-bit vectors): a fragment lane's arithmetic
+    /// instruction about 0.05 ns, a texel fetch (a gather) ten times that, a fragment's fixed
+    /// cost (rasterising, its tile) about 2 ns, a pass 20 µs. The packed 1080p sepia pass (259,200
+    /// fragments, 12 fetches and about 600 instructions each) comes out at 9.8 ms; measured: 16 ms
+    /// of CPU over the two cores, 89% of it in the JIT'd shader.
+    public static let software = CostModel(renderer: .software, perFragment: 2, perFetch: 0.5, perInstruction: 0.05,
+                                           perPass: 20_000, perTransferByte: 0.1)
+    /// Nanoseconds on a discrete GPU (an H100): fragments, fetches and arithmetic nearly free next
+    /// to a pass (a launch and a round trip through memory, about 10 µs) or the bus (about 20 GB/s);
+    /// the H100 ran the whole 1080p sepia pass in 0.22 ms.
+    public static let hardware = CostModel(renderer: .hardware, perFragment: 0.0001, perFetch: 0.0005, perInstruction: 0.00002,
+                                           perPass: 10_000, perTransferByte: 0.05)
 
     public static func forRenderer(named name: String) -> CostModel {
         ["llvmpipe", "softpipe", "swrast"].contains { name.contains($0) } ? .software : .hardware
@@ -43,7 +47,7 @@ public struct CostModel: Sendable, Equatable, CustomStringConvertible {
         return forRenderer(named: String(cString: name))
     }
 
-    /// A program's cost over `fragments` fragments, each with `fetches` texel fetches and
+    /// A program's cost (ns) over `fragments` fragments, each with `fetches` texel fetches and
     /// `instructions` arithmetic instructions.
     public func pass(fragments: Int, fetches: Int, instructions: Int) -> Double {
         perPass + Double(fragments) * (perFragment + Double(fetches) * perFetch + Double(instructions) * perInstruction)

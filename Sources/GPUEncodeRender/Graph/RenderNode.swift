@@ -44,8 +44,10 @@ public struct RenderNode: Sendable, CustomStringConvertible {
     }
 
     public var kind: Kind
-    /// The program this node is part of, once `FuseIntoPrograms` has run (0 based).
+    /// The pass this node runs in, once `FuseIntoPrograms` has run (0 based; `conversionPass`: the
+    /// chain's conversion to Y'CbCr, after its passes).
     public var program: Int?
+    public static let conversionPass = Int.max
 
     public init(_ kind: Kind) {
         self.kind = kind
@@ -90,7 +92,8 @@ public struct RenderNode: Sendable, CustomStringConvertible {
         case .dither: text = "dither to 8 bits"
         case .output(let what): text = "output \(what)"
         }
-        return program.map { "[program \($0 + 1)] " + text } ?? text
+        guard let program else { return text }
+        return (program == RenderNode.conversionPass ? "[conversion] " : "[pass \(program + 1)] ") + text
     }
 
     static func kindName(_ f: FilterInstance) -> String {

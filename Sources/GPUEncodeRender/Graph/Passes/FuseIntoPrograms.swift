@@ -40,7 +40,7 @@ public struct FuseIntoPrograms: GraphPass {
                 program = segmentOf[filterNumber + passes.count - 1] ?? program
                 filterNumber += passes.count
             case .toYCbCr:
-                program = plan.segments.count
+                program = RenderNode.conversionPass
             case .output:
                 continue
             default:

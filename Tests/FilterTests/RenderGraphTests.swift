@@ -1,0 +1,140 @@
+@testable import GPUEncodeRender
+import GPUEncodeCore
+import GPUEncodeFilters
+import XCTest
+
+/// The render compiler's passes on graphs, without a GPU: what each inserts, moves, decides and
+/// groups, read from the nodes (`RenderGraph`), as `--passes` prints them.
+final class RenderGraphTests: FilterTestCase {
+    private let sdr = YUVColorSpace(matrix: .bt709, fullRange: false)
+    private let hlg = YUVColorSpace(matrix: .bt2020, fullRange: false, transfer: .hlg, primaries: .bt2020)
+
+    private func job(_ filters: [FilterInstance], width: Int = 1920, height: Int = 1080, bits: Int = 8, rotation: Rotation = .none,
+                     source: YUVColorSpace? = nil, light: FilterLight = .gamma, keep: Bool = false, path: RenderPath = .direct,
+                     cost: CostModel = .software) -> RenderJob {
+        let g = RenderGeometry(sourceWidth: width, sourceHeight: height, chromaShiftX: 1, chromaShiftY: 1, rotation: rotation,
+                               bitDepth: bits, filters: filters)
+        return RenderJob(geometry: g, source: source ?? sdr, filters: filters, path: path, light: light, keepsSignal: keep,
+                         limits: .es30Minimum, cost: cost)
+    }
+
+    private func compiled(_ job: RenderJob, _ options: CompileOptions = CompileOptions()) throws -> RenderCompiler.Result {
+        try RenderCompiler(options: options).compile(job)
+    }
+
+    /// The node after `pass` has run, one description per node.
+    private func nodes(_ result: RenderCompiler.Result, after pass: String) -> [String] {
+        guard let step = result.trace.first(where: { $0.pass.hasPrefix(pass) }) else { return [] }
+        return step.graph.nodes.map { node in
+            var plain = node
+            plain.program = nil
+            return plain.description
+        }
+    }
+
+    private func sepia() throws -> FilterInstance { try filter("sepia") }
+    private func scale(_ w: Int, _ h: Int) -> [FilterInstance] { ScaleFilter.instances(width: w, height: h) }
+
+    func testTheJobIsSourceFiltersScaleOutput() throws {
+        let r = try compiled(job([try sepia()] + scale(1280, 720)))
+        XCTAssertEqual(nodes(r, after: "the job"), [
+            "source 1920x1080, 8-bit 4:2:0", "filter 1: sepia (point)", "scale to 1280x720 (GPU, Lanczos passes)",
+            "output 8-bit Y'CbCr 4:2:0, BT.709 limited range",
+        ])
+        XCTAssertEqual(r.graph.renderedFilters.map(\.declaration.name), ["sepia", ScaleFilter.name, ScaleFilter.name])
+    }
+
+    func testIdentityChainsDropTheirFiltersAndStayUnclamped() throws {
+        let r = try compiled(job([try filter("identity"), try filter("identity")]))
+        XCTAssertTrue(r.graph.transparent)
+        XCTAssertFalse(r.graph.nodes.contains { $0.filter != nil })
+        let s = try compiled(job([try filter("identity"), try sepia()]))
+        XCTAssertFalse(s.graph.transparent)
+        XCTAssertEqual(s.graph.nodes.filter { $0.filter != nil }.count, 2)
+    }
+
+    func testConversionsForAnSDRSource() throws {
+        let r = try compiled(job([try sepia()]))
+        XCTAssertEqual(nodes(r, after: "insert conversions"), [
+            "source 1920x1080, 8-bit 4:2:0", "Y'CbCr to R'G'B' (bt709, limited range)", "filter 1: sepia (point)",
+            "R'G'B' to Y'CbCr (bt709, limited range)", "chroma decimation (inverse of the linear upsampling)",
+            "output 8-bit Y'CbCr 4:2:0, BT.709 limited range",
+        ])
+    }
+
+    func testConversionsForHDRTenBit() throws {
+        let tonemapped = nodes(try compiled(job([try sepia()], bits: 10, source: hlg)), after: "insert conversions")
+        XCTAssertEqual(tonemapped[1], "Y'CbCr to R'G'B' (bt2020, limited range)")
+        XCTAssertTrue(tonemapped[2].hasPrefix("source colour: HLG bt2020 to linear, bt2020 to BT.709 primaries, tone map (bt2390"), tonemapped[2])
+        XCTAssertTrue(tonemapped.contains("dither to 8 bits"), "\(tonemapped)")
+        // Kept HDR: no conversion of the signal, no dither, back through the source's own matrix.
+        let kept = nodes(try compiled(job([try sepia()], bits: 10, source: hlg, keep: true)), after: "insert conversions")
+        XCTAssertFalse(kept.contains { $0.hasPrefix("source colour") || $0 == "dither to 8 bits" }, "\(kept)")
+        XCTAssertTrue(kept.contains("R'G'B' to Y'CbCr (bt2020, limited range)"), "\(kept)")
+    }
+
+    func testLinearLightWrapsTheFiltersNotTheScale() throws {
+        let list = nodes(try compiled(job([try sepia()] + scale(960, 540), light: .linear)), after: "insert conversions")
+        let into: Int = list.firstIndex(of: "to linear light") ?? -1
+        let out: Int = list.firstIndex(of: "from linear light") ?? -1
+        let filter: Int = list.firstIndex(of: "filter 1: sepia (point)") ?? -1
+        let scaled: Int = list.firstIndex { $0.hasPrefix("scale to") } ?? -1
+        XCTAssertEqual([into, filter, out, scaled].sorted(), [into, filter, out, scaled], "\(list)")
+        XCTAssertGreaterThan(into, 0)
+    }
+
+    /// A transparent 8-bit chain with a scale carries Y'CbCr codes through it: the matrix after the scale.
+    func testTransparentScaleRunsOnYCbCr() throws {
+        let r = try compiled(job([try filter("identity")] + scale(960, 540)))
+        XCTAssertTrue(r.graph.scalesYCbCr)
+        let list = nodes(r, after: "insert conversions")
+        XCTAssertLessThan(list.firstIndex { $0.hasPrefix("scale to") }!, list.firstIndex { $0.hasPrefix("Y'CbCr to R'G'B'") }!, "\(list)")
+        XCTAssertFalse(try compiled(job([try filter("identity")] + scale(960, 540), bits: 10)).graph.scalesYCbCr)
+    }
+
+    func testExecutionFollowsTheChainAndTheLayout() throws {
+        XCTAssertEqual(try compiled(job([try sepia()])).graph.execution, .packedBlocks)
+        XCTAssertEqual(try compiled(job([try sepia()], rotation: .clockwise90)).graph.execution, .lumaAndChroma)
+        XCTAssertEqual(try compiled(job([try filter("gaussianBlur")])).graph.execution, .chain)
+        XCTAssertEqual(try compiled(job([try sepia()], path: .viaRGBA)).graph.execution, .chain)
+        XCTAssertEqual(try compiled(job([try sepia()] + scale(960, 540))).graph.execution, .chain)
+    }
+
+    /// Every node of a chain is given the pass that runs it, as the plan's lines number them.
+    func testFusingNumbersThePasses() throws {
+        let r = try compiled(job([try sepia(), try filter("gaussianBlur"), try filter("vignette")]))
+        let programs = Dictionary(uniqueKeysWithValues: r.graph.nodes.compactMap { node in node.filter.map { ($0.declaration.name, node.program!) } })
+        XCTAssertEqual(programs["sepia"], 0)
+        XCTAssertEqual(programs["gaussianBlur"], 1)
+        XCTAssertEqual(programs["vignette"], 1, "a point filter after a blur fuses into the blur's last pass")
+        XCTAssertEqual(r.graph.nodes.first { if case .toYCbCr = $0.kind { return true } else { return false } }?.program, RenderNode.conversionPass)
+        XCTAssertEqual(r.graph.programs.count, 2)
+        XCTAssertTrue(r.graph.programs[1].hasPrefix("pass 2: gaussianBlur, vignette"), r.graph.programs[1])
+    }
+
+    /// `--passes` shows the job and the graph after every pass, the optional ones marked; the
+    /// reference runs only the required passes.
+    func testTraceShowsEveryPassAndTheReferenceOnlyTheRequired() throws {
+        let r = try compiled(job([try sepia()]))
+        XCTAssertEqual(r.trace.map(\.pass).first, "the job")
+        XCTAssertEqual(r.trace.count, RenderCompiler.passes.count + 1)
+        XCTAssertTrue(r.traceText.contains("insert conversions:"))
+        let reference = try compiled(job([try sepia()]), .reference)
+        XCTAssertEqual(reference.trace.count, RenderCompiler.passes.filter { !$0.isOptional }.count + 1)
+        XCTAssertFalse(reference.trace.contains { $0.pass.hasSuffix("(optional)") })
+    }
+
+    func testCostModelByRendererName() {
+        XCTAssertEqual(CostModel.forRenderer(named: "llvmpipe (LLVM 15.0.6, 256 bits)"), .software)
+        XCTAssertEqual(CostModel.forRenderer(named: "NVIDIA H100 80GB HBM3/PCIe/SSE2"), .hardware)
+        // A software rasteriser pays per fragment and fetch, a GPU per pass: the same two plans
+        // compare the other way round.
+        let onePassManyFetches = (fragments: 2_000_000, fetches: 8, instructions: 60, passes: 1)
+        let threeCheapPasses = (fragments: 1_000_000, fetches: 2, instructions: 10, passes: 4)
+        func cost(_ m: CostModel, _ p: (fragments: Int, fetches: Int, instructions: Int, passes: Int)) -> Double {
+            Double(p.passes) * m.pass(fragments: p.fragments / p.passes, fetches: p.fetches, instructions: p.instructions)
+        }
+        XCTAssertLessThan(cost(.software, threeCheapPasses), cost(.software, onePassManyFetches))
+        XCTAssertLessThan(cost(.hardware, onePassManyFetches), cost(.hardware, threeCheapPasses))
+    }
+}
