@@ -148,13 +148,17 @@ struct ChainPlan {
                               "filters[\(index)] \(name) needs \(needs) in \(what), more than this GPU allows in one shader (\(limits.uniformVectors) uniform vectors, \(limits.textureUnits) samplers); no split of the chain can help")
     }
 
-    static let header = """
-    #version 300 es
+    static let header = header(es31: false)
+
+    /// The first lines of every fragment shader: GLSL ES 3.00, or 3.10 (`es31`: textureGather).
+    static func header(es31: Bool) -> String {
+        (es31 ? "#version 310 es\n" : "#version 300 es\n") + """
     precision highp float;
     precision highp int;
     precision highp sampler3D;
 
     """ + FilterCodegen.builtins
+    }
 
     /// The statement that writes a pass's colour `c`. `rounded` (the pass draws into an RGBA8
     /// texture): the colour is rounded to 8-bit codes here rather than by the store. why: GL lets

@@ -122,7 +122,7 @@ final class ChainRenderer {
             switch segment {
             case .source:
                 if sourceReader != nil { continue }
-                let header = source.es31 ? ChainRenderer.header.replacing("#version 300 es", with: "#version 310 es") : ChainRenderer.header
+                let header = ChainPlan.header(es31: source.es31)
                 let program = try ShaderProgram(fragment: header + source.glsl + declarations + """
                 out vec4 fragColor;
                 void main() {
@@ -241,7 +241,7 @@ final class ChainRenderer {
     /// the source's declarations and `sourceQuad` in place of the `input` texture; the source's
     /// planes stay bound on their units, as for the source pass.
     static func sourceReadingPassText(prefix: String, glsl: String, pass: String, source: String, es31: Bool, rounded: Bool) -> String {
-        (es31 ? header.replacing("#version 300 es", with: "#version 310 es") : header) + source + """
+        ChainPlan.header(es31: es31) + source + """
         uniform vec2 \(prefix)inputSize;
         uniform vec2 \(prefix)sourceSize;
 

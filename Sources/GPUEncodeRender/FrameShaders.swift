@@ -6,11 +6,11 @@ import GPUEncodeFilters
 
 extension FrameRenderer {
     /// The first pass of a chain over video: the source planes, converted to (SDR BT.709) RGB.
-    static func chainSourceGLSL(_ color: SourceColorShader) -> String {
-        sourceUniforms + color.glsl + """
+    static func chainSourceGLSL(_ color: SourceColorShader, linear: Bool = false) -> String {
+        sourceUniforms + color.glsl + (linear ? lightFunctions : "") + """
         vec4 sourcePixel(vec2 p) {
             vec3 yuv = sourceAt(srcFromOut * p + srcOffset);
-            return vec4(sourceRGB(yuv), 1.0);
+            return vec4(\(linear ? "toLinear(sourceRGB(yuv))" : "sourceRGB(yuv)"), 1.0);
         }
 
         """
@@ -82,8 +82,10 @@ extension FrameRenderer {
     /// inverse, between the video's R'G'B' and linear RGB. The source is linearised after its
     /// conversion to RGB, the filters run on linear values (in half float: no 8-bit rounding between
     /// them), and the result is encoded again before it becomes Y'CbCr.
-    static let lightGLSL = """
-    #ifdef LINEAR_LIGHT
+    static let lightGLSL = "#ifdef LINEAR_LIGHT\n" + lightFunctions + "#endif\n\n"
+
+    /// BT.709's transfer function and its inverse.
+    static let lightFunctions = """
     vec3 toLinear(vec3 v) {
         v = clamp(v, 0.0, 1.0);
         return mix(v / 4.5, pow((v + 0.099) / 1.099, vec3(1.0 / 0.45)), step(vec3(0.081), v));
@@ -92,22 +94,12 @@ extension FrameRenderer {
         l = clamp(l, 0.0, 1.0);
         return mix(4.5 * l, 1.099 * pow(l, vec3(0.45)) - 0.099, step(vec3(0.018), l));
     }
-    #endif
 
     """
 
     /// The chain's first pass for `light`: the source in linear RGB when linear.
     static func chainSource(light: FilterLight, color: SourceColorShader) -> String {
-        let base = chainSourceGLSL(color)
-        guard light == .linear else { return base }
-        return lightGLSL.replacing("#ifdef LINEAR_LIGHT\n", with: "").replacing("#endif\n", with: "")
-            + base.replacing("vec4 sourcePixel(vec2 p) {", with: "vec4 encodedSourcePixel(vec2 p) {") + """
-            vec4 sourcePixel(vec2 p) {
-                vec4 c = encodedSourcePixel(p);
-                return vec4(toLinear(c.rgb), c.a);
-            }
-
-            """
+        chainSourceGLSL(color, linear: light == .linear)
     }
 
     /// Four horizontally adjacent output pixels per fragment: a quarter of the fragments, and the

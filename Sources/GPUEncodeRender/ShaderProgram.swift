@@ -17,13 +17,14 @@ final class ShaderProgram {
     private var locations: [String: GLint] = [:]
 
     /// Every pass draws one triangle covering the target, positioned from gl_VertexID: no vertex buffers.
-    static let fullScreenVertexShader = """
-    #version 300 es
+    static func fullScreenVertexShader(version: String = "#version 300 es") -> String {
+        version + "\n" + """
     void main() {
         vec2 p = vec2(float((gl_VertexID & 1) << 2), float((gl_VertexID & 2) << 1)) - 1.0;
         gl_Position = vec4(p, 0.0, 1.0);
     }
     """
+    }
 
     /// Compile failures are preset errors (exit 67) here: our own shaders compile on every ES 3
     /// GPU, so what fails is the preset's code fused into them. (Exit 69 is kept for "no GPU".)
@@ -37,7 +38,7 @@ final class ShaderProgram {
     init(checking fragment: String, label: String) throws {
         // The vertex shader takes the fragment shader's GLSL version: a program's must agree.
         let version = fragment.hasPrefix("#version 310 es") ? "#version 310 es" : "#version 300 es"
-        let vs = try ShaderProgram.compile(GLenum(GL_VERTEX_SHADER), ShaderProgram.fullScreenVertexShader.replacing("#version 300 es", with: version), label: label)
+        let vs = try ShaderProgram.compile(GLenum(GL_VERTEX_SHADER), ShaderProgram.fullScreenVertexShader(version: version), label: label)
         defer { glDeleteShader(vs) }
         let fs = try ShaderProgram.compile(GLenum(GL_FRAGMENT_SHADER), fragment, label: label)
         defer { glDeleteShader(fs) }

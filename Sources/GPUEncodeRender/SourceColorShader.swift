@@ -106,14 +106,14 @@ package struct SourceColorShader {
         // as HLG BT.2020 has B' = 1.07), and clipping it alone changes the channels' ratios, hence the
         // hue once the primaries are converted (that blue came out violet, 77,0,253).
         let ceiling = isIdentity || keepsSignal || color.transfer == .sdr ? "1.0" : f(SourceColorShader.signalCeiling)
-        let head = "vec3 sourceRGB(vec3 yuv) {\n    vec3 e = clamp(yuvToRgb * yuv + yuvOffset, 0.0, \(ceiling));\n"
+        func head(_ name: String) -> String { "vec3 \(name)(vec3 yuv) {\n    vec3 e = clamp(yuvToRgb * yuv + yuvOffset, 0.0, \(ceiling));\n" }
         if isIdentity || keepsSignal {
-            return clamped ? head + "    return e;\n}\n\n" : "vec3 sourceRGB(vec3 yuv) {\n    return yuvToRgb * yuv + yuvOffset;\n}\n\n"
+            return clamped ? head("sourceRGB") + "    return e;\n}\n\n" : "vec3 sourceRGB(vec3 yuv) {\n    return yuvToRgb * yuv + yuvOffset;\n}\n\n"
         }
         let toLinear709 = SourceColorShader.glslMatrix(SourceColorShader.bt2020ToBT709)
         if color.transfer == .sdr {
             // Wide-gamut SDR: primaries through linear light, nothing to tone-map.
-            return SourceColorShader.helpers + head + """
+            return SourceColorShader.helpers + head("sourceRGB") + """
                 vec3 c = \(toLinear709) * pow(e, vec3(2.4));
                 return pow(clamp(desaturateIntoGamut(c), 0.0, 1.0), vec3(1.0 / 2.4));
             }
@@ -159,7 +159,7 @@ package struct SourceColorShader {
         return SourceColorShader.helpers + (dolbyVision?.glsl ?? "") + SourceColorShader.curve(toneMapping.curve, target: target, hybrid: peakNits / target > 10,
                                                                  bt2020: color.primaries == .bt2020)
             + (toneMapping.peakDetect ? "uniform float detectedPeak;\n" : "")
-            + head.replacing("vec3 sourceRGB", with: "vec3 sourceLinear") + linear + """
+            + head("sourceLinear") + linear + """
                 return \(toLinear);
             }
             vec3 sourceRGB(vec3 yuv) {
