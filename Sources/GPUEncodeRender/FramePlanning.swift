@@ -39,7 +39,7 @@ extension FrameRenderer {
     /// Whether the whole point chain fits the single fused program of the direct path (the
     /// largest of its luma, chroma and packed shaders) on a GPU with `limits`.
     static func fusesInOnePass(_ filters: [FilterInstance], limits: GPULimits) -> Bool {
-        let own = [packedBlockMain, directLumaMain, directChromaMain].map { ShaderNeeds(glsl: ChainPlan.header + sourceUniforms + $0) }
+        let own = [packedBlockMain, directLumaMain, directChromaMain].map { ShaderNeeds(glsl: ChainPlan.header + sourceUniforms() + $0) }
         let base = own.max { $0.uniformVectors + $0.samplers < $1.uniformVectors + $1.samplers }!
         let needs = fusedNeeds(filters)
         // One custom filter of uncounted size runs there as before: the linker has the last word.

@@ -48,7 +48,7 @@ extension FrameRenderer {
         let (w, h) = (geometry.outputWidth, geometry.outputHeight)
         let rendered = p.graph.renderedFilters
         let owners = rendered.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
-        let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.forDepth(FrameRenderer.prelude(rendered, color: p.sourceColor, roundTo8Bits: !p.precise), bits: p.bitDepth), p.linear)
+        let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.prelude(rendered, color: p.sourceColor, roundTo8Bits: !p.precise, sampling: SourceSampling(bits: p.bitDepth)), p.linear)
         var resources: [String: [String: ResourceTexture]] = [:]
         var made: [(ShaderProgram, RenderTarget)] = []
         if packed {
@@ -81,8 +81,8 @@ extension FrameRenderer {
         // textureGather where the context has it (ES 3.1: llvmpipe and NVIDIA give 3.2 for the
         // 3.0 context asked for); the same values by texelFetch otherwise.
         let gathers = GLContext.currentVersion >= (3, 1)
-        let sourceGLSL = FrameRenderer.forDepth(FrameRenderer.chainSource(light: light, color: p.sourceColor), bits: g.bitDepth)
-        var chainSource = ChainSource(glsl: gathers ? FrameRenderer.gatheredSampling(sourceGLSL, bits: g.bitDepth) : FrameRenderer.exactSampling(sourceGLSL),
+        let sampling = SourceSampling(bits: g.bitDepth, bilinear: gathers ? .gathered : .exact)
+        var chainSource = ChainSource(glsl: FrameRenderer.chainSource(light: light, color: p.sourceColor, sampling: sampling),
                                       width: g.uprightWidth, height: g.uprightHeight, setUp: p.uniforms.set(on:))
         chainSource.es31 = gathers
         if light != .linear { chainSource.quadGLSL = chainSource.glsl + FrameRenderer.sourceQuad(gathers: gathers, deep: g.bitDepth > 8) }

@@ -132,7 +132,7 @@ public final class FrameRenderer {
         }
         if toneMapping.peakDetect && source.transfer.isHDR && !keepsSignal {
             detector = try PeakDetector(width: g.sourceWidth, height: g.sourceHeight,
-                                        sourceGLSL: FrameRenderer.forDepth(FrameRenderer.sourceUniforms + sourceColor.glsl, bits: g.bitDepth),
+                                        sourceGLSL: FrameRenderer.sourceUniforms(SourceSampling(bits: g.bitDepth)) + sourceColor.glsl,
                                         packed: packed, targetPeak: toneMapping.targetPeak,
                                         ceiling: sourceColor.sourcePeakNits / toneMapping.targetPeak, setUp: uniforms.set(on:))
         }

@@ -6,8 +6,8 @@ import GPUEncodeFilters
 
 extension FrameRenderer {
     /// The first pass of a chain over video: the source planes, converted to (SDR BT.709) RGB.
-    static func chainSourceGLSL(_ color: SourceColorShader, linear: Bool = false) -> String {
-        sourceUniforms + color.glsl + (linear ? lightFunctions : "") + """
+    static func chainSourceGLSL(_ color: SourceColorShader, linear: Bool = false, sampling: SourceSampling = SourceSampling(bits: 8)) -> String {
+        sourceUniforms(sampling) + color.glsl + (linear ? lightFunctions : "") + """
         vec4 sourcePixel(vec2 p) {
             vec3 yuv = sourceAt(srcFromOut * p + srcOffset);
             return vec4(\(linear ? "toLinear(sourceRGB(yuv))" : "sourceRGB(yuv)"), 1.0);
@@ -18,9 +18,10 @@ extension FrameRenderer {
 
     /// Source sampling, colour conversion and the fused point-filter chain (`filtered`), for the
     /// passes that go straight from source planes to output planes.
-    static func prelude(_ filters: [FilterInstance], color: SourceColorShader, roundTo8Bits: Bool = true) -> String {
+    static func prelude(_ filters: [FilterInstance], color: SourceColorShader, roundTo8Bits: Bool = true,
+                        sampling: SourceSampling = SourceSampling(bits: 8)) -> String {
         let (declarations, calls) = FilterCodegen.pointChain(filters.enumerated().map { ("f\($0)_", $1) }, roundTo8Bits: roundTo8Bits)
-        return ChainRenderer.header + sourceUniforms + color.glsl + lightGLSL + declarations + """
+        return ChainRenderer.header + sourceUniforms(sampling) + color.glsl + lightGLSL + declarations + """
         // uv: where the pixel is in the output, (0, 0) top-left to (1, 1) bottom-right.
         vec4 filtered(vec3 yuv, vec2 uv) {
             vec4 c = vec4(sourceRGB(yuv), 1.0);
@@ -98,8 +99,8 @@ extension FrameRenderer {
     """
 
     /// The chain's first pass for `light`: the source in linear RGB when linear.
-    static func chainSource(light: FilterLight, color: SourceColorShader) -> String {
-        chainSourceGLSL(color, linear: light == .linear)
+    static func chainSource(light: FilterLight, color: SourceColorShader, sampling: SourceSampling) -> String {
+        chainSourceGLSL(color, linear: light == .linear, sampling: sampling)
     }
 
     /// Four horizontally adjacent output pixels per fragment: a quarter of the fragments, and the

@@ -3,9 +3,13 @@ import GPUEncodeFilters
 // The GLSL that reads the video's source planes: their uniforms, 8-bit and 16-bit sampling, the
 // exact and gathered bilinear chroma, and the readers every source pass starts from.
 extension FrameRenderer {
-    /// The source planes and how to sample them; shared by the fused passes and the chain's first pass.
-    /// The sampling itself is `sourceSampling8`, which `forDepth` swaps for deep sources.
-    static let sourceUniforms = """
+    /// The source planes and how to sample them (`SourceSampling`); shared by the fused passes and
+    /// the chain's first pass.
+    static func sourceUniforms(_ sampling: SourceSampling = SourceSampling(bits: 8)) -> String {
+        sourceUniformDeclarations + sampling.glsl
+    }
+
+    static let sourceUniformDeclarations = """
     uniform mat3 yuvToRgb;
     uniform vec3 yuvOffset;
     uniform mat3 rgbToYuv;
@@ -20,18 +24,20 @@ extension FrameRenderer {
     uniform ivec2 chromaMax;
     uniform ivec2 texelMax;
 
-    """ + sourceSampling8
+    """
 
     /// 8-bit planes: R8 textures sampled bilinearly by the GPU's texture unit (or RGBA8, four samples
     /// a texel, for the packed pass, which reads them through `fetch4` and interpolates by hand).
-    static let sourceSampling8 = """
+    static func sourceSampling8(_ bilinear: String) -> String {
+        """
     #define SourceSampler highp sampler2D
     uniform highp sampler2D texY;
     uniform highp sampler2D texU;
     uniform highp sampler2D texV;
     vec4 fetch4(highp sampler2D t, ivec2 p) { return texelFetch(t, p, 0); }
     float sampleAt(highp sampler2D t, ivec2 p, ivec2 mx) { return texelFetch(t, clamp(p, ivec2(0), mx), 0).r; }
-    """ + hardwareBilinear + sourceReaders
+    """ + bilinear + sourceReaders
+    }
 
     /// 8-bit bilinear sampling by the texture unit: one fetch, but with 8-bit weights and results on
     /// llvmpipe (up to half a code value off), which the chroma downsampling passes on. The per-plane
@@ -57,35 +63,25 @@ extension FrameRenderer {
 
     """
 
-    /// `glsl` (including `sourceUniforms`) with 8-bit sources interpolated exactly, in float.
-    static func exactSampling(_ glsl: String) -> String {
-        guard glsl.ranges(of: hardwareBilinear).count == 1 else { return glsl }
-        return glsl.replacing(hardwareBilinear, with: exactBilinear)
-    }
-
     /// `exactBilinear` with one `textureGather` a plane instead of four `texelFetch`es (OpenGL ES
     /// 3.1, `#version 310 es`): the same four samples and the same arithmetic, so the same values,
     /// at a third of the fetches of the chain's first pass (on llvmpipe the exact chroma was most of
     /// that pass's time, and the pass most of a scaled run's). The 2x2 block is gathered at its
     /// shared corner, half a texel from where the GPU's rounding could pick another block;
-    /// CLAMP_TO_EDGE repeats the edge as `sampleAt`'s clamp does. `glsl`: a chain source for `bits`.
-    static func gatheredSampling(_ glsl: String, bits: Int) -> String {
-        let exact = bits > 8 ? exactBilinear : hardwareBilinear
-        guard glsl.ranges(of: exact).count == 1 else { return glsl }
-        let gather = bits > 8 ? "vec4(textureGather(t, uv)) * sampleScale" : "textureGather(t, uv)"
-        return glsl.replacing(exact, with: """
-        // c: a position in texels (centres at i + 0.5), clamped to the edge as GL_CLAMP_TO_EDGE does.
+    /// CLAMP_TO_EDGE repeats the edge as `sampleAt`'s clamp does.
+    static func gatheredBilinear(deep: Bool) -> String {
+        let gather = deep ? "vec4(textureGather(t, uv)) * sampleScale" : "textureGather(t, uv)"
+        return """
         float bilinear(SourceSampler t, vec2 c, ivec2 mx) {
             vec2 f = c - 0.5;
             vec2 i = floor(f);
             vec2 w = f - i;
             vec2 uv = (i + 1.0) / vec2(mx + 1);
-            // x: (i, i + 1 below), y: (i + 1, i + 1 below), z: (i + 1, i), w: (i, i).
             vec4 g = \(gather);
             return mix(mix(g.w, g.z, w.x), mix(g.x, g.y, w.x), w.y);
         }
 
-        """)
+        """
     }
 
     /// The video source's `vec4 sourceQuad(vec2 corner)` (`ChainSource.quadGLSL`), over a chain source
@@ -134,7 +130,7 @@ extension FrameRenderer {
     /// Deep planes (9 to 16 bits): R16UI textures (RGBA16UI for the packed pass), read with
     /// texelFetch (GLES 3.0 cannot filter integer textures). Every fetch returns
     /// code / (255 * 2^(bits-8)): 10-bit 64 is 8-bit 16, so the 8-bit colour matrices hold.
-    static func sourceSampling16(bits: Int) -> String {
+    static func sourceSampling16(bits: Int, _ bilinear: String) -> String {
         """
         #define SourceSampler highp usampler2D
         uniform highp usampler2D texY;
@@ -144,14 +140,32 @@ extension FrameRenderer {
         vec4 fetch4(highp usampler2D t, ivec2 p) { return vec4(texelFetch(t, p, 0)) * sampleScale; }
         float sampleAt(highp usampler2D t, ivec2 p, ivec2 mx) { return float(texelFetch(t, clamp(p, ivec2(0), mx), 0).r) * sampleScale; }
 
-        """ + exactBilinear + sourceReaders
+        """ + bilinear + sourceReaders
     }
 
-    /// `glsl` (a shader that includes `sourceUniforms`) for sources of `bits` per sample: itself for
-    /// 8 bits, so 8-bit outputs stay as they were; the 16-bit sampling otherwise.
-    static func forDepth(_ glsl: String, bits: Int) -> String {
-        guard bits > 8 else { return glsl }
-        precondition(glsl.ranges(of: sourceSampling8).count == 1, "a source shader includes the sampling once")
-        return glsl.replacing(sourceSampling8, with: sourceSampling16(bits: bits))
+}
+
+/// How a source pass samples the planes: their depth (8 bits: R8 or RGBA8 textures; deeper: 16-bit
+/// integer textures, `sourceSampling16`), and how chroma is interpolated between samples: by the
+/// texture unit (`hardware`: 8-bit only, one fetch but 8-bit weights), exactly in float
+/// (`exactBilinear`: four fetches), or exactly from one `textureGather` a plane (`gathered`, ES 3.1).
+/// Deep textures cannot be filtered by the texture unit, so `hardware` means `exact` for them.
+struct SourceSampling: Sendable {
+    enum Bilinear: Sendable {
+        case hardware, exact, gathered
+    }
+
+    var bits: Int
+    var bilinear: Bilinear = .hardware
+
+    var glsl: String {
+        let deep = bits > 8
+        let interpolation: String
+        switch bilinear {
+        case .hardware: interpolation = deep ? FrameRenderer.exactBilinear : FrameRenderer.hardwareBilinear
+        case .exact: interpolation = FrameRenderer.exactBilinear
+        case .gathered: interpolation = FrameRenderer.gatheredBilinear(deep: deep)
+        }
+        return deep ? FrameRenderer.sourceSampling16(bits: bits, interpolation) : FrameRenderer.sourceSampling8(interpolation)
     }
 }
