@@ -56,8 +56,8 @@ SIDE_F=("${FF[@]}" -nostdin -v error -y -i "$HLG" -vf "$TONEMAP" -c:v libx264 -p
 
 say "### H100: filter stage and 4K HLG -> 1080p (bench/h100-render.sh), $(date -u '+%Y-%m-%d %H:%M UTC')"
 say ""
-say "- machine: $(nproc) cores, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1); load before: $(uptime)"
-say "- $("${G[@]}" --version 2>&1 | paste -sd ';' -)"
+say "- machine: $(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores, GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1); load before: $(uptime)"
+say "- $("${G[@]}" --version 2>&1 | paste -sd '|' - | sed 's/|/; /g')"
 declare -A FPS WALL CPU
 for ((r = 1; r <= RUNS; r++)); do
   for p in sepia heavyblur; do
@@ -80,7 +80,7 @@ say "|---|---|---|---|---|"
 s=$(median "${FPS[sepia]}"); say "| filter stage 1080p sepia, fps (runs: ${FPS[sepia]% }) | $s | | >= 4500 | $(met "$s" 4500) |"
 h=$(median "${FPS[heavyblur]}"); say "| filter stage 1080p heavyblur, fps (runs: ${FPS[heavyblur]% }) | $h | | >= 3000 | $(met "$h" 3000) |"
 gw=$(median "${WALL[G]:-}"); fw=$(median "${WALL[F]:-}")
-say "| 4K HLG -> 1080p SDR, median wall s / CPU s | $gw / $(median "${CPU[G]:-}") | $fw / $(median "${CPU[F]:-}") | | ratio $(awk -v a="$gw" -v b="$fw" 'BEGIN { if (b + 0 > 0) printf "%.2fx", a / b; else print "-" }') |"
+say "| 4K HLG -> 1080p SDR, median wall s / CPU s (gpuencode / ffmpeg wall: $(awk -v a="$gw" -v b="$fw" 'BEGIN { if (b + 0 > 0) printf "%.2fx", a / b; else print "-" }')) | $gw / $(median "${CPU[G]:-}") | $fw / $(median "${CPU[F]:-}") | — | — |"
 say ""
 say '```'
 say "# filters: gpuencode t1080.mp4 --benchmark-filters $FRAMES --preset sepia|heavyblur"

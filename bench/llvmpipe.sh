@@ -188,7 +188,7 @@ done
 PSNR_GRAPH='[0:v]format=yuv420p,setpts=N/(30*TB)[a];[1:v]format=yuv420p,setpts=N/(30*TB)[b];[a][b]psnr'
 psnr() {
   ffmpeg -nostdin -hide_banner -i "$1" -i "$2" -lavfi "$PSNR_GRAPH" -f null - 2>&1 |
-    sed -n 's/.*PSNR .*average:\([0-9.inf]*\).*/\1/p' | tail -n 1 || true
+    sed -n 's/.*PSNR .*average:\([0-9.inf]*\).*/\1/p' | tail -n 1 | awk '{ printf ($1 == "inf" ? "inf" : "%.2f"), $1 }' || true
 }
 PSNR_CMDS=()
 PSNR_720=; PSNR_PL=
