@@ -6,6 +6,23 @@ import GPUEncodeSettings
 /// they are (no copy); only other formats (10-bit, RGB, a size change mid-stream) go through
 /// swscale, the documented fallback.
 package struct FrameConverter {
+    /// How swscale resamples when the size changes.
+    package enum Resampling: Sendable {
+        /// Bicubic with accurate rounding and full chroma interpolation: the fallback's conversions.
+        case bicubic
+        /// Lanczos (3 taps a side), as ffmpeg's `scale=flags=lanczos`: a planned downscale (scale first).
+        case lanczos
+
+        var flags: Int32 {
+            switch self {
+            case .bicubic: return SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT
+            // ffmpeg's own flags for `flags=lanczos`, so the picture is the one its filter makes.
+            case .lanczos: return SWS_LANCZOS
+            }
+        }
+    }
+
+    package var resampling = Resampling.bicubic
     private var context: OpaquePointer?
     private var key: (Int32, Int32, Int32) = (0, 0, -1)
 
@@ -25,7 +42,7 @@ package struct FrameConverter {
         if key != (f.width, f.height, f.format) {
             sws_freeContext(context)
             context = sws_getContext(f.width, f.height, AVPixelFormat(rawValue: f.format), Int32(width), Int32(height), format,
-                                     SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)
+                                     resampling.flags, nil, nil, nil)
             key = (f.width, f.height, f.format)
         }
         guard let context else { return nil }
