@@ -35,9 +35,8 @@ public enum FilterBenchmark {
         let gl = try GLContext(selection: gpu)
         // As the transcode plans it (ScaleFirst): a downscale moved ahead is done on delivery, before
         // the frames are held, so the timed loop is the GPU chain the transcode runs.
-        let transfer = color.transfer
         let first = ScaleFirst(filters: all, input: input, working: working, rotation: input.rotation, software: gl.isSoftware,
-                               hdr: transfer == .pq || transfer == .hlg, deinterlace: false, light: preset.light, options: compile)
+                               hdr: color.transfer == .pq || color.transfer == .hlg, deinterlace: false, light: preset.light, options: compile)
         let (geometry, filters) = first.deliver(input, working: working, rotation: input.rotation, filters: all)
         // A handful of distinct frames is enough to defeat caching and small enough to hold in memory.
         var pool: [Frame] = []

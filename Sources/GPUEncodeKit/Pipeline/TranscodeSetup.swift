@@ -181,7 +181,7 @@ final class TranscodeJob {
         let first = ScaleFirst(filters: bypass ? [] : filters, input: input, working: working, rotation: rotation,
                                software: scaleTo != nil && !bypass && !input.keepsCUDAFrames
                                    && (o.sharedGL?.isSoftware ?? GLContext.rendersInSoftware(o.gpu)),
-                               hdr: hdrInput || keep, deinterlace: interlace.deinterlace != nil, light: o.preset.light, options: o.compile)
+                               hdr: hdrInput || keep, deinterlace: interlace.deinterlace.map { !$0.waitForFlag } ?? false, light: o.preset.light, options: o.compile)
         if scaleTo != nil && !bypass { o.log(.info, first.description) }
         let (geometry, gpuFilters) = first.deliver(input, working: working, rotation: rotation, filters: bypass ? [] : filters)
         guard geometry.outputWidth >= 2, geometry.outputHeight >= 2 else {

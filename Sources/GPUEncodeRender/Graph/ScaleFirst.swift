@@ -32,6 +32,9 @@ public struct ScaleFirst: Sendable, Equatable, CustomStringConvertible {
         /// the full-size picture.
         case hdr
         /// Deinterlacing runs on the fields of the full-size frame; a scale before it mixes them.
+        /// (A stream not tagged interlaced, deinterlaced only from a first flagged frame on, is
+        /// taken as progressive: should flagged frames come, they are deinterlaced after the scale,
+        /// as ffmpeg's `scale` before `bwdif` would.)
         case deinterlace
         /// A coded size that is odd: the renderer crops the upright picture to even first, and
         /// which edge it loses depends on the rotation.
@@ -69,6 +72,7 @@ public struct ScaleFirst: Sendable, Equatable, CustomStringConvertible {
         /// `GLContext.isSoftware` of the renderer the run will use.
         public var softwareRenderer: Bool
         public var hdr = false
+        /// A stream tagged interlaced, or `--deinterlace frame|field`.
         public var deinterlace = false
         public var light = FilterLight.gamma
 
