@@ -133,7 +133,7 @@ final class ScaleFirstTests: GPUEncodeTestCase {
     }
 
     /// Real footage, optimized against `--no-optimize` (the GPU's Lanczos after the preset): the 720p
-    /// clip and the 360p rooftop to 180 rows, with sepia, and a smooth gradient within one code value.
+    /// clip and the 360p rooftop to 180 rows, with sepia, and a smooth gradient within two code values.
     func testAgainstTheReferencePlan() throws {
         for (name, height, frames) in [("h264_aac_720p_bframes_editlist_1s.mp4", 360, "10"), ("h264_aac_360p_rooftop_17s.mp4", 180, "30")] {
             let clip = scratch("\(name).mkv")
@@ -144,7 +144,13 @@ final class ScaleFirstTests: GPUEncodeTestCase {
             XCTAssertEqual(try size(out), try size(today))
             let db = try Oracle.planePSNR(out, today)
             print("\(name) sepia to \(height) rows, scale first against --no-optimize: Y/Cb/Cr \(text(db)) dB")
-            for plane in db { XCTAssertGreaterThanOrEqual(plane, 40) }
+            // Measured: 53.6/51.0/48.7 dB (720p to 360) and 53.5/46.0/46.9 (rooftop to 180). The chroma is
+            // made differently, not wrongly: today's plan halves the scaled R'G'B' with Lanczos
+            // (ScaledChroma), scale first takes swscale's Lanczos of the chroma planes and the unscaled
+            // writer's 5x4 decimation after sepia (which makes chroma from luma). Both are about 46 dB
+            // from ffmpeg's chroma.
+            XCTAssertGreaterThanOrEqual(db[0], 50)
+            for plane in db.dropFirst() { XCTAssertGreaterThanOrEqual(plane, 45) }
         }
         let gradient = scratch("gradient.mkv")
         try ffmpeg(["-f", "lavfi", "-i", "gradients=size=1280x720:rate=25:speed=0.01:c0=0x402010:c1=0xd0b080", "-t", "0.2",
@@ -153,7 +159,10 @@ final class ScaleFirstTests: GPUEncodeTestCase {
         let (today, _) = try transcode(gradient, "gradient-today.mkv", ["--preset", "sepia", "--height", "360", "--no-optimize"])
         let worst = try maximumDifference(out, today)
         print("smooth gradient sepia to 360 rows, scale first against --no-optimize: largest difference \(worst) code values")
-        XCTAssertLessThanOrEqual(worst, 1)
+        // Measured: 2. swscale rounds the scaled planes to 8 bits before the GPU converts them, and sepia's
+        // rows (sums up to 1.35) and the Y'CbCr expansion widen that half code value: one rounding more
+        // than today's float chain, not a shift.
+        XCTAssertLessThanOrEqual(worst, 2)
     }
 
     /// The largest difference of any sample of any plane between two clips of equal size, from their raw
