@@ -46,7 +46,8 @@ final class ScaleFirstTests: GPUEncodeTestCase {
         XCTAssertEqual(decide([sepia], to: (2560, 1440)).decision, .stays(.notDownscale))
         XCTAssertEqual(decide([sepia], to: (1920, 1080)).decision, .stays(.notDownscale))
         XCTAssertEqual(decide([sepia], facts(software: false)).decision, .stays(.hardwareRenderer))
-        XCTAssertEqual(decide([sepia], facts(bits: 10)).decision, .stays(.deepSource))
+        XCTAssertEqual(decide([sepia], facts(bits: 12)).decision, .stays(.deepSource))
+        XCTAssertEqual(decide([sepia], facts(bits: 10)).decision, .swscaleBeforeUpload)
         XCTAssertEqual(decide([sepia], facts(1921, 1080)).decision, .stays(.oddSource))
         var hdr = facts(); hdr.hdr = true
         XCTAssertEqual(decide([sepia], hdr).decision, .stays(.hdr))
@@ -163,6 +164,21 @@ final class ScaleFirstTests: GPUEncodeTestCase {
         // rows (sums up to 1.35) and the Y'CbCr expansion widen that half code value: one rounding more
         // than today's float chain, not a shift.
         XCTAssertLessThanOrEqual(worst, 2)
+    }
+
+    /// A 10-bit SDR source moves too: swscale scales it as 10-bit, against today's plan.
+    func testTenBitSource() throws {
+        let source = try Paths.media("vp9_10bit_240p_video_only.webm")
+        let (out, r) = try transcode(source, "ten.mkv", ["--preset", "sepia", "--height", "120"])
+        XCTAssertTrue(r.stderr.contains("scale first: 426x240 -> 214x120 in swscale (lanczos) before the upload, ahead of sepia"), r.stderr)
+        let (today, _) = try transcode(source, "ten-today.mkv", ["--preset", "sepia", "--height", "120", "--no-optimize"])
+        XCTAssertEqual(try size(out), [214, 120])
+        XCTAssertEqual(try size(today), [214, 120])
+        let db = try Oracle.planePSNR(out, today)
+        // Measured: 57.7/51.0/51.8 dB (and 49.8/56.6/56.1 on 1080p testsrc2 in 10 bits to 720p).
+        print("10-bit vp9 sepia to 120 rows, scale first against --no-optimize: Y/Cb/Cr \(text(db)) dB")
+        XCTAssertGreaterThanOrEqual(db[0], 50)
+        for plane in db.dropFirst() { XCTAssertGreaterThanOrEqual(plane, 48) }
     }
 
     /// The largest difference of any sample of any plane between two clips of equal size, from their raw

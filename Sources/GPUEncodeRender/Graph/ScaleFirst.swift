@@ -12,7 +12,7 @@ import GPUEncodeFilters
 /// read them all again; swscale's Lanczos (ffmpeg's `scale=flags=lanczos`) on 8-bit planes is
 /// several times cheaper, and the filters then shade the smaller picture. It moves only what a
 /// resize commutes with: filters that are a function of the pixel's colour alone
-/// (`FilterDeclaration.isPositionFree`), in gamma light, on 8-bit SDR sources, for a downscale.
+/// (`FilterDeclaration.isPositionFree`), in gamma light, on 8- and 10-bit SDR sources, for a downscale.
 public struct ScaleFirst: Sendable, Equatable, CustomStringConvertible {
     /// Why the scaler stays at the end of the chain (today's plan).
     public enum Stay: Sendable, Equatable {
@@ -26,7 +26,9 @@ public struct ScaleFirst: Sendable, Equatable, CustomStringConvertible {
         /// A hardware GPU: its Lanczos costs next to nothing and the full-size upload is DMA, while
         /// swscale would take CPU time the decoder and the encoder need.
         case hardwareRenderer
-        /// Sources deeper than 8 bits keep the GPU's float Lanczos (and their full depth through it).
+        /// Sources deeper than 10 bits keep the GPU's float Lanczos (none measured with swscale).
+        /// 10-bit SDR moves: swscale keeps it 10-bit (yuv420p10le to yuv420p10le), at about the
+        /// cost of 8-bit (2.5 against 2.2 ms a 1080p frame), 50-58 dB luma from today's plan.
         case deepSource
         /// HDR (tone-mapped or kept): tone mapping is far from linear, and peak detection measures
         /// the full-size picture.
@@ -104,7 +106,7 @@ public struct ScaleFirst: Sendable, Equatable, CustomStringConvertible {
         guard endsInScale else { return .stays(.noOutputScale) }
         guard to.0 <= from.0 && to.1 <= from.1 && (to.0 < from.0 || to.1 < from.1) else { return .stays(.notDownscale) }
         guard f.softwareRenderer else { return .stays(.hardwareRenderer) }
-        guard f.bitDepth == 8 else { return .stays(.deepSource) }
+        guard f.bitDepth <= 10 else { return .stays(.deepSource) }
         guard !f.hdr else { return .stays(.hdr) }
         guard !f.deinterlace else { return .stays(.deinterlace) }
         guard f.sourceWidth % 2 == 0 && f.sourceHeight % 2 == 0 else { return .stays(.oddSource) }
@@ -144,7 +146,7 @@ public struct ScaleFirst: Sendable, Equatable, CustomStringConvertible {
         case .noOutputScale: return "no output scale"
         case .notDownscale: return "not a downscale"
         case .hardwareRenderer: return "hardware GPU"
-        case .deepSource: return "source deeper than 8 bits"
+        case .deepSource: return "source deeper than 10 bits"
         case .hdr: return "HDR"
         case .deinterlace: return "deinterlacing"
         case .oddSource: return "odd coded size"
