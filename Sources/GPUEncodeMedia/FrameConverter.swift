@@ -4,7 +4,8 @@ import GPUEncodeSettings
 
 /// Hands frames to the GPU in the run's working format. Frames already in it are passed on as
 /// they are (no copy); only other formats (10-bit, RGB, a size change mid-stream) go through
-/// swscale, the documented fallback.
+/// swscale, the documented fallback, and frames a planned downscale makes smaller (scale first:
+/// `Resampling.lanczos`).
 package struct FrameConverter {
     /// How swscale resamples when the size changes.
     package enum Resampling: Sendable {

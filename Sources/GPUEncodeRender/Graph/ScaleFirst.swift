@@ -110,7 +110,7 @@ public struct ScaleFirst: Sendable, Equatable, CustomStringConvertible {
         guard !f.hdr else { return .stays(.hdr) }
         guard !f.deinterlace else { return .stays(.deinterlace) }
         guard f.sourceWidth % 2 == 0 && f.sourceHeight % 2 == 0 else { return .stays(.oddSource) }
-        guard f.light == .gamma || before.onlyIdentity else { return .stays(.linearLight) }
+        guard f.light == .gamma else { return .stays(.linearLight) }
         if let other = before.first(where: { !$0.isPositionFreePoint }) { return .stays(.notPointwise(other.declaration.name)) }
         return .swscaleBeforeUpload
     }
