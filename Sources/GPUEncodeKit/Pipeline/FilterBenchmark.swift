@@ -72,6 +72,7 @@ public enum FilterBenchmark {
             stageSummary = times.summary
         }
         return Result(frames: frames, seconds: seconds, width: geometry.outputWidth, height: geometry.outputHeight, renderer: gl.renderer,
-                      stages: stageSummary, scale: scaled.target == nil ? nil : first.description)
+                      stages: stageSummary,
+                      scale: scaled.target == nil ? nil : first.description + (first.movesScale ? " (as frames are delivered: not in the time above)" : ""))
     }
 }
