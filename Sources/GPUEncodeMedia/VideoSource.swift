@@ -28,6 +28,12 @@ package final class VideoSource {
     package let videoIndex: Int
     package let decoder: UnsafeMutablePointer<AVCodecContext>
     package var delivery = Delivery.decoded
+    /// How `.working` delivery resamples frames whose size it changes: bicubic, or Lanczos for a
+    /// downscale planned ahead of the GPU (scale first). Set before the first frame.
+    package var resampling: FrameConverter.Resampling {
+        get { converter.resampling }
+        set { converter.resampling = newValue }
+    }
     /// Packets the decoder refused and frames it failed to produce: skipped (the decoder carries
     /// on, concealing what it can), counted for the warning at the end of a transcode.
     package private(set) var decodeErrors = 0

@@ -89,6 +89,20 @@ public final class GLContext {
         counted = true
     }
 
+    /// Whether a context made with `selection` would render in software (`isSoftware`), known
+    /// without making one: plans made before the GPU thread makes its context (scale first) ask it.
+    /// `.auto` falls back to software exactly where `init` does: no hardware EGL device initialises.
+    public static func rendersInSoftware(_ selection: GPUSelection) -> Bool {
+        switch selection {
+        case .software: return true
+        case .hardware: return false
+        case .auto:
+            lifecycle.lock()
+            defer { lifecycle.unlock() }
+            return (try? hardwareDisplay()) == nil
+        }
+    }
+
     /// Whether the current context lists GL extension `name`.
     static func hasExtension(_ name: String) -> Bool {
         var n: GLint = 0

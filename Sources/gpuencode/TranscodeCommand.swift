@@ -191,6 +191,7 @@ struct TranscodeCommand: ParsableCommand {
                                                 transfer: Environment.transfer, synchronous: Environment.synchronousBenchmark, scale: settings.scale,
                                                 stages: Environment.stageTimes, compile: compileOptions)
                 print("filter stage: \(format1(r.fps)) fps (\(format1(1000 / r.fps)) ms/frame), \(r.frames) frames \(r.width)x\(r.height), preset \(preset), \(r.renderer)")
+                if let scale = r.scale { print(scale) }
                 if let stages = r.stages { print("stages, one frame at a time: \(stages)") }
             } catch let error as GPUEncodeError {
                 fputs("gpuencode: error: \(error.description)\n", stderr)

@@ -267,7 +267,9 @@ final class ComputePassTests: GPUEncodeTestCase {
             ("1977", clip, ["--preset", "1977"]),
             ("rgba path", clip, ["--preset", "sepia", "--render-path", "rgba"]),
             ("heavyblur", clip, ["--preset", "heavyblur"]),
-            ("scaled", clip, ["--preset", "sepia", "--width", "240"]),
+            // --no-optimize keeps the GPU's scaler and its chroma passes (scale first would do it in swscale).
+            ("scaled", clip, ["--preset", "sepia", "--width", "240", "--no-optimize"]),
+            ("scaled first", clip, ["--preset", "sepia", "--width", "240"]),
             ("deinterlaced", interlaced, ["--preset", "sepia", "--deinterlace", "frame"]),
             ("odd size", odd, ["--preset", "sepia"]),
         ]

@@ -11,6 +11,9 @@ public enum FilterBenchmark {
         public var renderer: String
         /// With `stages`: per-stage GPU and CPU time of frames rendered one at a time (`StageTimes.summary`).
         public var stages: String?
+        /// Where the output scale ran (`ScaleFirst.description`); nil without one. A scale done
+        /// in swscale on delivery is outside the timed loop.
+        public var scale: String?
         public var fps: Double { Double(frames) / seconds }
     }
 
@@ -25,17 +28,21 @@ public enum FilterBenchmark {
         if let target = scaled.target {
             try PictureSize.checkScaled(target, from: (scaled.displayed.outputWidth, scaled.displayed.outputHeight), input: path)
         }
-        let filters = scaled.filters(after: preset.filters)
-        let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: input.rotation, filters: filters)
+        let all = scaled.filters(after: preset.filters)
+        let reference = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: input.rotation, filters: all)
         // The transcode's limits, so the benchmark measures what a transcode could run.
-        try PictureSize.check(geometry, input: path, preset: preset.origin)
-        input.delivery = .working(working, width: geometry.sourceWidth, height: geometry.sourceHeight)
+        try PictureSize.check(reference, input: path, preset: preset.origin)
+        let gl = try GLContext(selection: gpu)
+        // As the transcode plans it (ScaleFirst): a downscale moved ahead is done on delivery, before
+        // the frames are held, so the timed loop is the GPU chain the transcode runs.
+        let first = ScaleFirst(filters: all, input: input, working: working, rotation: input.rotation, software: gl.isSoftware,
+                               hdr: color.transfer == .pq || color.transfer == .hlg, deinterlace: false, light: preset.light, options: compile)
+        let (geometry, filters) = first.deliver(input, working: working, rotation: input.rotation, filters: all)
         // A handful of distinct frames is enough to defeat caching and small enough to hold in memory.
         var pool: [Frame] = []
         while pool.count < 8, let frame = try input.nextFrame() { pool.append(frame) }
         guard !pool.isEmpty else { throw GPUEncodeError(.inputDecode, path: path, "no video frame could be decoded") }
 
-        let gl = try GLContext(selection: gpu)
         let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: renderPath, light: preset.light,
                                          transfer: transfer.resolved(for: gl), compile: compile)
         let output = Frame()
@@ -65,6 +72,7 @@ public enum FilterBenchmark {
             stageSummary = times.summary
         }
         return Result(frames: frames, seconds: seconds, width: geometry.outputWidth, height: geometry.outputHeight, renderer: gl.renderer,
-                      stages: stageSummary)
+                      stages: stageSummary,
+                      scale: scaled.target == nil ? nil : first.description + (first.movesScale ? " (as frames are delivered: not in the time above)" : ""))
     }
 }

@@ -148,7 +148,7 @@ final class TranscodeJob {
         let filters = scale.filters(after: o.preset.filters)
         if let scaleTo {
             try PictureSize.checkScaled(scaleTo, from: (displayed.outputWidth, displayed.outputHeight), input: o.input)
-            o.log(.info, "scale: \(displayed.outputWidth)x\(displayed.outputHeight)\(sar.num > 0 && sar.num != sar.den ? " (SAR \(sar.num):\(sar.den))" : "") to \(scaleTo.width)x\(scaleTo.height), square pixels (Lanczos-3 on the GPU, after the preset)")
+            o.log(.info, "scale: \(displayed.outputWidth)x\(displayed.outputHeight)\(sar.num > 0 && sar.num != sar.den ? " (SAR \(sar.num):\(sar.den))" : "") to \(scaleTo.width)x\(scaleTo.height), square pixels")
             sar = AVRational(num: 1, den: 1)
         }
         let onlyIdentity = filters.onlyIdentity
@@ -171,12 +171,19 @@ final class TranscodeJob {
         if !bypass, let rpu = dolbyVision.rpu { color = rpu.colorSpace(base: color) }
         // Without a GPU stage nothing turns the picture, so the rotation stays a flag (below).
         let rotation = bypass ? .none : input.rotation
-        let geometry = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: rotation,
-                                      filters: bypass ? [] : filters)
-        try PictureSize.check(geometry, input: o.input, preset: o.preset.origin)
-        input.delivery = .working(working, width: geometry.sourceWidth, height: geometry.sourceHeight)
+        let reference = RenderGeometry(width: dec.width, height: dec.height, format: working, rotation: rotation,
+                                       filters: bypass ? [] : filters)
+        try PictureSize.check(reference, input: o.input, preset: o.preset.origin)
         // NVDEC frames go to the GPU stage in CUDA memory (CUDAFrames); without one they are downloaded.
         input.keepsCUDAFrames = !bypass && o.cudaInterop
+        // Scale first: on a software renderer a downscale ahead of pointwise filters runs in swscale on delivery.
+        // (NVDEC frames kept in CUDA memory are not here to scale: such runs count as hardware ones.)
+        let first = ScaleFirst(filters: bypass ? [] : filters, input: input, working: working, rotation: rotation,
+                               software: scaleTo != nil && !bypass && !input.keepsCUDAFrames
+                                   && (o.sharedGL?.isSoftware ?? GLContext.rendersInSoftware(o.gpu)),
+                               hdr: hdrInput || keep, deinterlace: interlace.deinterlace.map { !$0.waitForFlag } ?? false, light: o.preset.light, options: o.compile)
+        if scaleTo != nil && !bypass { o.log(.info, first.description) }
+        let (geometry, gpuFilters) = first.deliver(input, working: working, rotation: rotation, filters: bypass ? [] : filters)
         guard geometry.outputWidth >= 2, geometry.outputHeight >= 2 else {
             throw GPUEncodeError(.input, path: o.input, "video is \(dec.width)x\(dec.height), too small to encode")
         }
@@ -204,7 +211,7 @@ final class TranscodeJob {
 
         // The encoder works in the input's time base, so no timestamp is ever rounded.
         let outputFormat = keep ? AV_PIX_FMT_YUV420P10LE
-            : !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath, filters: filters) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
+            : !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath, filters: gpuFilters) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
         // (Without a GPU stage the picture is not turned: its SAR stays the coded one.)
         if bypass && rotation != input.rotation && input.rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
         // --fps (issue 14): the encoder counts in 1/rate, as ffmpeg's fps filter's output.
@@ -278,7 +285,7 @@ final class TranscodeJob {
         let gpu = bypass ? nil : GPUStage(GPUStage.Settings(geometry: geometry, sourceColor: color, outputFormat: outputFormat,
                                                             timeBase: inStream.pointee.time_base, mediaStart: span.start,
                                                             overlapReadback: !sequential, toneMapping: o.encoder.toneMapping,
-                                                            deinterlace: interlace.deinterlace, keepHDR: keep, filters: filters,
+                                                            deinterlace: interlace.deinterlace, keepHDR: keep, filters: gpuFilters,
                                                             workingFormat: working,
                                                             dolbyVision: dolbyVision.rpu.map { _ in DolbyVisionReshape(sourceBits: geometry.bitDepth) }),
                                         options: o)
