@@ -85,7 +85,7 @@ public final class FrameRenderer {
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
                 light: FilterLight = .gamma, transfer: TransferOptions = TransferOptions(mode: .client), limits: GPULimits? = nil,
                 toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false, dolbyVision: DolbyVisionReshape? = nil,
-                compile: CompileOptions = CompileOptions()) throws {
+                compile: CompileOptions = CompileOptions(), scaleFirst: ScaleFirst? = nil) throws {
         (geometry, self.path, self.light, self.compile, writesTenBit) = (g, path, light, compile, keepsSignal)
         self.dolbyVision = keepsSignal ? nil : dolbyVision
         let limits = limits ?? GPULimits.current()
@@ -94,7 +94,8 @@ public final class FrameRenderer {
         // Dolby Vision's uniforms sit in the fused shader beside the filters'.
         let job = RenderJob(geometry: g, source: source, filters: filters, path: path, light: light, toneMapping: toneMapping,
                             keepsSignal: keepsSignal, dolbyVision: self.dolbyVision != nil, limits: limits, cost: .current(),
-                            reservedUniformVectors: self.dolbyVision.map { ShaderNeeds(glsl: $0.glsl).uniformVectors } ?? 0)
+                            reservedUniformVectors: self.dolbyVision.map { ShaderNeeds(glsl: $0.glsl).uniformVectors } ?? 0,
+                            scaleFirst: scaleFirst)
         compiled = try RenderCompiler(options: compile).compile(job)
         let graph = compiled.graph
         packed = graph.execution == .packedBlocks

@@ -124,6 +124,28 @@ final class RenderGraphTests: FilterTestCase {
         XCTAssertFalse(reference.trace.contains { $0.pass.hasSuffix("(optional)") })
     }
 
+    /// Scale first, decided by the pipeline before the upload, shows in the graph: the moved scale
+    /// right after the (coded, unscaled) source, ahead of the filters; a scale that stays says why.
+    func testScaleFirstShowsWhereTheScaleRuns() throws {
+        let chain = [try sepia()] + scale(1280, 720)
+        var facts = ScaleFirst.Facts(sourceWidth: 1920, sourceHeight: 1080, rotation: .none, bitDepth: 8, softwareRenderer: true)
+        let moved = ScaleFirst(filters: chain, facts: facts, options: CompileOptions())
+        XCTAssertTrue(moved.movesScale)
+        var scaledJob = job(moved.gpuFilters(chain), width: 1280, height: 720)
+        scaledJob.scaleFirst = moved
+        let list = nodes(try compiled(scaledJob), after: "scale first")
+        XCTAssertEqual(Array(list.prefix(3)), ["source 1920x1080, 8-bit 4:2:0", "scale to 1280x720 (swscale (lanczos) before the upload)",
+                                               "filter 1: sepia (point)"])
+        XCTAssertEqual(try compiled(scaledJob).graph.renderedFilters.map(\.declaration.name), ["sepia"])
+        facts.softwareRenderer = false
+        let stays = ScaleFirst(filters: chain, facts: facts, options: CompileOptions())
+        var gpuJob = job(chain)
+        gpuJob.scaleFirst = stays
+        let graph = try compiled(gpuJob).graph
+        XCTAssertTrue(graph.notes.contains { $0.contains("hardware GPU") }, "\(graph.notes)")
+        XCTAssertTrue(graph.nodes[graph.scaleIndex!].description.contains("GPU, Lanczos passes"))
+    }
+
     func testCostModelByRendererName() {
         XCTAssertEqual(CostModel.forRenderer(named: "llvmpipe (LLVM 15.0.6, 256 bits)"), .software)
         XCTAssertEqual(CostModel.forRenderer(named: "NVIDIA H100 80GB HBM3/PCIe/SSE2"), .hardware)

@@ -44,7 +44,7 @@ public enum FilterBenchmark {
         guard !pool.isEmpty else { throw GPUEncodeError(.inputDecode, path: path, "no video frame could be decoded") }
 
         let renderer = try FrameRenderer(geometry: geometry, source: color, filters: filters, path: renderPath, light: preset.light,
-                                         transfer: transfer.resolved(for: gl), compile: compile)
+                                         transfer: transfer.resolved(for: gl), compile: compile, scaleFirst: first)
         let output = Frame()
         let out = output.pointer
         out.pointee.width = Int32(geometry.outputWidth)

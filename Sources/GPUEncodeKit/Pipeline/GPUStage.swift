@@ -30,6 +30,8 @@ final class GPUStage {
         var workingFormat = AV_PIX_FMT_YUV420P
         /// Dolby Vision: each frame's RPU applied before tone mapping (`DolbyVisionPlan`); nil: the base layer.
         var dolbyVision: DolbyVisionReshape? = nil
+        /// Where the output scale runs (`ScaleFirst`), decided before the frames are delivered.
+        var scaleFirst: ScaleFirst? = nil
     }
 
     /// How the stage deinterlaces (`--deinterlace`, decided by `InterlacePlan`).
@@ -104,7 +106,7 @@ final class GPUStage {
                                          path: options.renderPath, light: options.preset.light,
                                          transfer: transfer, limits: limits, toneMapping: settings.toneMapping,
                                          keepsSignal: settings.keepHDR, dolbyVision: settings.dolbyVision,
-                                         compile: options.compile)
+                                         compile: options.compile, scaleFirst: settings.scaleFirst)
         for line in renderer.passes { options.log(.info, line) }
         options.passTrace?(renderer.compiled.traceText)
         if let report = options.report {

@@ -287,7 +287,8 @@ final class TranscodeJob {
                                                             overlapReadback: !sequential, toneMapping: o.encoder.toneMapping,
                                                             deinterlace: interlace.deinterlace, keepHDR: keep, filters: gpuFilters,
                                                             workingFormat: working,
-                                                            dolbyVision: dolbyVision.rpu.map { _ in DolbyVisionReshape(sourceBits: geometry.bitDepth) }),
+                                                            dolbyVision: dolbyVision.rpu.map { _ in DolbyVisionReshape(sourceBits: geometry.bitDepth) },
+                                                            scaleFirst: first),
                                         options: o)
         return (gpu, encode, geometry)
     }

@@ -11,6 +11,7 @@ public struct RenderCompiler: Sendable {
     /// Every pass, in the order they run.
     public static let passes: [any GraphPass] = [
         DropIdentity(),
+        ScaleFirstPass(),
         InsertConversions(),
         ChooseExecution(),
         FuseIntoPrograms(),

@@ -18,10 +18,15 @@ public struct RenderJob: Sendable {
     public var cost: CostModel
     /// Uniform vectors the fused shader gives to things beside the filters (Dolby Vision's).
     public var reservedUniformVectors: Int
+    /// Scale first, as the pipeline decided it before the upload (it changes what is uploaded, so it
+    /// cannot wait for the renderer): when the scale moved, `geometry` is already the scaled source
+    /// and `filters` are without the scaler.
+    public var scaleFirst: ScaleFirst?
 
     public init(geometry: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
                 light: FilterLight = .gamma, toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false,
-                dolbyVision: Bool = false, limits: GPULimits, cost: CostModel, reservedUniformVectors: Int = 0) {
+                dolbyVision: Bool = false, limits: GPULimits, cost: CostModel, reservedUniformVectors: Int = 0,
+                scaleFirst: ScaleFirst? = nil) {
         self.geometry = geometry
         self.source = source
         self.filters = filters
@@ -33,6 +38,7 @@ public struct RenderJob: Sendable {
         self.limits = limits
         self.cost = cost
         self.reservedUniformVectors = reservedUniformVectors
+        self.scaleFirst = scaleFirst
     }
 
     /// Deep sources, linear light and kept HDR filter in half float, without 8-bit rounding between filters.
