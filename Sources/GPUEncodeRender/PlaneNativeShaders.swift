@@ -1,0 +1,144 @@
+import GPUEncodeFilters
+
+/// The plane-native writers of the fused direct path: a point chain evaluated once per luma pixel
+/// and once per output chroma sample, instead of on the full-resolution R'G'B' that the chroma
+/// decimation (`ChromaDecimator`) then averages (the reference writers, `packedBlockMain` and
+/// `directChromaMain`, evaluate it 18 times per 4x2 block, 6 times per chroma sample).
+///
+/// Each output chroma sample is the chain applied to the source's Y'CbCr decimated by the same
+/// kernels (`chromaTaps`) the reference applies to the filtered R'G'B'. The decimation is linear, so
+/// for a chain that is affine in Y'CbCr (a colour matrix, identity, a matrix change) both give the
+/// same chroma; for others they differ where the picture is not smooth, by the chain's curvature
+/// over the kernel's 5x4 neighbourhood (`applies` keeps the chains that stay within the accuracy bar).
+/// The luma pass is the reference's own (one evaluation per pixel already) for rotated and
+/// non-4:2:0 sources; the packed pass keeps the reference's 4x2 blocks and NV12 targets, so its
+/// transfers, compute variant and 10-bit outputs (`FrameRenderer.tenBitOutputs`) are the same.
+enum PlaneNativeShaders {
+    /// Whether the fused direct path of a run with these options and this chain uses the
+    /// plane-native writers. One small function so a compiler pass (with a cost model) can own it.
+    /// Chains other than affine ones were measured against the reference (PlaneNativeTests); the
+    /// optional passes off (`--no-optimize`) keeps the reference.
+    static func applies(_ filters: [FilterInstance], light: FilterLight, compile: CompileOptions) -> Bool {
+        compile.optionalPasses
+    }
+
+    /// The packed pass (upright 4:2:0; `FrameRenderer.packedBlockMain`'s place): a fragment (or
+    /// compute invocation) per 4x2 block, eight luma evaluations and two chroma ones. The block's
+    /// chroma samples (columns 4q and 4q+2 of the output, row m) are the source's own Cb and Cr at
+    /// (2q, m) and (2q+1, m): the inverse kernels give back exactly the samples the linear
+    /// upsampling started from, edges included. Their luma is the block's 5x4 neighbourhood
+    /// (rows 2m-1 .. 2m+2, columns 4q-2 .. 4q+4, clamped as the reference clamps) under the same taps.
+    static func packedBlockMain(_ filters: [FilterInstance]) -> String { chromaFiltered(filters) + packedBlockMain }
+
+    /// `vec4 chromaFiltered(vec3 yuv, vec2 uv)`: the prelude's `filtered` without the 8-bit rounding
+    /// after each filter (it needs the prelude's declarations). why: the reference rounds every one
+    /// of the twenty pixels it averages, and that rounding averages out; rounded once at the chroma
+    /// sample it came through a chain like 1977's amplified to 2 code values on a smooth gradient.
+    static func chromaFiltered(_ filters: [FilterInstance]) -> String {
+        let calls = FilterCodegen.pointChain(filters.enumerated().map { ("f\($0)_", $1) }, roundTo8Bits: false).calls
+        return """
+        vec4 chromaFiltered(vec3 yuv, vec2 uv) {
+            vec4 c = vec4(sourceRGB(yuv), 1.0);
+        #ifdef LINEAR_LIGHT
+            c.rgb = toLinear(c.rgb);
+        #endif
+        \(calls)#ifdef LINEAR_LIGHT
+            c.rgb = fromLinear(c.rgb);
+        #endif
+            return c;
+        }
+
+        """
+    }
+
+    private static let packedBlockMain = FrameRenderer.nv12Block + """
+    // Chroma columns 2q, 2q+1, 2q+2 of one row (clamped to the plane).
+    vec3 chromaCols(SourceSampler tex, int q, int row) {
+        vec4 a = fetch4(tex, ivec2(q >> 1, row));
+        vec4 b = fetch4(tex, ivec2(min((q + 1) >> 1, texelMax.y), row));
+        vec3 v = (q & 1) == 1 ? vec3(a.zw, b.x) : a.xyz;
+        if (2 * q + 1 > chromaMax.x) v.y = v.x;
+        if (2 * q + 2 > chromaMax.x) v.z = v.y;
+        return v;
+    }
+    // Luma row y at columns 4q-2 .. 4q+4, past the picture's edges repeated: the block's own four
+    // samples (`own`) and the five-tap sums across of its two chroma samples (`across`).
+    void lumaRow(int q, int y, int lastX, out vec4 own, out vec2 across) {
+        vec4 mid = fetch4(texY, ivec2(q, y));
+        vec4 left = fetch4(texY, ivec2(max(q - 1, 0), y));
+        vec4 right = fetch4(texY, ivec2(min(q + 1, texelMax.x), y));
+        if (q == 0) left = vec4(mid.x);
+        float l3 = 4 * q + 1 > lastX ? mid.x : mid.y;
+        float l4 = 4 * q + 2 > lastX ? l3 : mid.z;
+        float l5 = 4 * q + 3 > lastX ? l4 : mid.w;
+        float l6 = 4 * q + 4 > lastX ? l5 : right.x;
+        own = vec4(mid.x, l3, l4, l5);
+        across = vec2(chromaH[0] * left.z + chromaH[1] * left.w + chromaH[2] * mid.x + chromaH[3] * l3 + chromaH[4] * l4,
+                      chromaH[0] * mid.x + chromaH[1] * l3 + chromaH[2] * l4 + chromaH[3] * l5 + chromaH[4] * l6);
+    }
+    vec3 pixel(float y, float u, float v, int x, int row) {
+        return filtered(vec3(y, u, v), vec2(float(x) + 0.5, float(row) + 0.5) / outSize).rgb;
+    }
+    vec3 chromaPixel(float y, float u, float v, int x, int row) {
+        return chromaFiltered(vec3(y, u, v), vec2(float(x) + 0.5, float(row) + 0.5) / outSize).rgb;
+    }
+    void shadeBlock() {
+        int q = blockCoord().x;
+        int m = blockCoord().y;
+        ivec2 last = lumaMax;
+        int up = max(m - 1, 0);
+        int down = min(m + 1, chromaMax.y);
+        vec3 ua = chromaCols(texU, q, up), ub = chromaCols(texU, q, m), uc = chromaCols(texU, q, down);
+        vec3 va = chromaCols(texV, q, up), vb = chromaCols(texV, q, m), vc = chromaCols(texV, q, down);
+        // Row 2m sits at chroma row m - 1/4, row 2m+1 at m + 1/4; columns 4q+1 and 4q+3 halfway
+        // between chroma columns (left-sited), as the reference's bilinear upsampling.
+        vec3 u0 = 0.75 * ub + 0.25 * ua, u1 = 0.75 * ub + 0.25 * uc;
+        vec3 v0 = 0.75 * vb + 0.25 * va, v1 = 0.75 * vb + 0.25 * vc;
+        int y0 = 2 * m;
+        int y1 = min(2 * m + 1, last.y);
+        vec4 own0, own1, ownA, ownB;
+        vec2 a0, a1, aA, aB;
+        lumaRow(q, max(2 * m - 1, 0), last.x, ownA, aA);
+        lumaRow(q, y0, last.x, own0, a0);
+        lumaRow(q, y1, last.x, own1, a1);
+        lumaRow(q, min(2 * m + 2, last.y), last.x, ownB, aB);
+        int x = 4 * q;
+        vec3 z = vec3(0.0);
+        vec3 inner[14] = vec3[14](z, z,
+            pixel(own0.x, u0.x, v0.x, x, y0), pixel(own0.y, 0.5 * (u0.x + u0.y), 0.5 * (v0.x + v0.y), x + 1, y0),
+            pixel(own0.z, u0.y, v0.y, x + 2, y0), pixel(own0.w, 0.5 * (u0.y + u0.z), 0.5 * (v0.y + v0.z), x + 3, y0), z,
+            z, z,
+            pixel(own1.x, u1.x, v1.x, x, y1), pixel(own1.y, 0.5 * (u1.x + u1.y), 0.5 * (v1.x + v1.y), x + 1, y1),
+            pixel(own1.z, u1.y, v1.y, x + 2, y1), pixel(own1.w, 0.5 * (u1.y + u1.z), 0.5 * (v1.y + v1.z), x + 3, y1), z);
+        vec2 luma = chromaV[0] * aA + chromaV[1] * a0 + chromaV[2] * a1 + chromaV[3] * aB;
+        // (The chroma rows sit between luma rows 2m and 2m+1.)
+        writeSamples(inner, chromaPixel(luma.x, ub.x, vb.x, x, 2 * m), chromaPixel(luma.y, ub.y, vb.y, x + 2, 2 * m));
+    }
+
+    """ + FrameRenderer.blockEntry
+
+    /// The chroma pass of rotated and non-4:2:0 sources (`FrameRenderer.directChromaMain`'s place):
+    /// the same 18 texture reads over the same clamped 5x4 neighbourhood, decimated in Y'CbCr, then
+    /// one evaluation of the chain per chroma sample instead of six.
+    static func directChromaMain(_ filters: [FilterInstance]) -> String { chromaFiltered(filters) + directChromaMain }
+
+    private static let directChromaMain = FrameRenderer.chromaTaps + FrameRenderer.ditherGLSL + """
+    layout(location = 0) out float cb;
+    layout(location = 1) out float cr;
+    vec3 outerRow(int i, int y) {
+        vec2 o = vec2(float(2 * i) + 0.5, float(y) + 0.5);
+        return sourceAt(clamp(srcFromOut * o + srcOffset, vec2(0.5), lumaSize - 0.5));
+    }
+    void main() {
+        ivec2 c = ivec2(gl_FragCoord.xy);
+        float top = float(2 * c.y) + 1.0;
+        vec3 inner = vec3(0.0);
+    \([(0, "chromaH[2]"), (1, "chromaH[2]"), (-1, "2.0 * chromaH[0]"), (2, "2.0 * chromaH[0]")].map { "    inner += \($0.1) * sourceBetween(srcFromOut * vec2(float(2 * c.x + \($0.0)), top) + srcOffset);" }.joined(separator: "\n"))
+        vec3 yuv = 2.0 * chromaV[1] * inner + chromaV[0] * outerRow(c.x, 2 * c.y - 1) + chromaV[3] * outerRow(c.x, 2 * c.y + 2);
+        vec3 rgb = chromaFiltered(yuv, vec2(float(2 * c.x) + 0.5, top) / outSize).rgb;
+        vec3 out709 = rgbToYuv * rgb + outOffset;
+        cb = DITHERED(out709.y, c + ivec2(4, 0));
+        cr = DITHERED(out709.z, c + ivec2(0, 4));
+    }
+    """
+}
