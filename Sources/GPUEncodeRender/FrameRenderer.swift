@@ -220,7 +220,7 @@ public final class FrameRenderer {
             var made: [(ShaderProgram, RenderTarget)] = []
             let planeNative = PlaneNativeShaders.applies(rendered, light: light, compile: compile)
             if packed {
-                let glsl = writer(prelude + (planeNative ? PlaneNativeShaders.packedBlockMain(rendered) : FrameRenderer.packedBlockMain))
+                let glsl = writer(prelude + (planeNative ? PlaneNativeShaders.packedBlockMain : FrameRenderer.packedBlockMain))
                 // Compute needs GLES 3.1 and the 8-bit NV12 writer, and no fused filter may read gl_FragCoord.
                 computeBlocks = canCompute && !prelude.contains("gl_FragCoord")
                 made = [(try blockProgram(glsl, label: "Y'CbCr (filters fused)"),
@@ -229,7 +229,7 @@ public final class FrameRenderer {
                 made = [
                     (try ShaderProgram(fragment: writer(prelude + FrameRenderer.directLumaMain), label: "luma (filters fused)"),
                      try RenderTarget(width: (w + 3) / 4, height: h, formats: [rgba8])),
-                    (try ShaderProgram(fragment: writer(prelude + (planeNative ? PlaneNativeShaders.directChromaMain(rendered) : FrameRenderer.directChromaMain)), label: "chroma (filters fused)"),
+                    (try ShaderProgram(fragment: writer(prelude + (planeNative ? PlaneNativeShaders.directChromaMain : FrameRenderer.directChromaMain)), label: "chroma (filters fused)"),
                      try RenderTarget(width: w / 2, height: h / 2, formats: [r8, r8])),
                 ]
             }

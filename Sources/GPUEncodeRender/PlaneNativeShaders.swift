@@ -28,30 +28,7 @@ enum PlaneNativeShaders {
     /// (2q, m) and (2q+1, m): the inverse kernels give back exactly the samples the linear
     /// upsampling started from, edges included. Their luma is the block's 5x4 neighbourhood
     /// (rows 2m-1 .. 2m+2, columns 4q-2 .. 4q+4, clamped as the reference clamps) under the same taps.
-    static func packedBlockMain(_ filters: [FilterInstance]) -> String { chromaFiltered(filters) + packedBlockMain }
-
-    /// `vec4 chromaFiltered(vec3 yuv, vec2 uv)`: the prelude's `filtered` without the 8-bit rounding
-    /// after each filter (it needs the prelude's declarations). why: the reference rounds every one
-    /// of the twenty pixels it averages, and that rounding averages out; rounded once at the chroma
-    /// sample it came through a chain like 1977's amplified to 2 code values on a smooth gradient.
-    static func chromaFiltered(_ filters: [FilterInstance]) -> String {
-        let calls = FilterCodegen.pointChain(filters.enumerated().map { ("f\($0)_", $1) }, roundTo8Bits: false).calls
-        return """
-        vec4 chromaFiltered(vec3 yuv, vec2 uv) {
-            vec4 c = vec4(sourceRGB(yuv), 1.0);
-        #ifdef LINEAR_LIGHT
-            c.rgb = toLinear(c.rgb);
-        #endif
-        \(calls)#ifdef LINEAR_LIGHT
-            c.rgb = fromLinear(c.rgb);
-        #endif
-            return c;
-        }
-
-        """
-    }
-
-    private static let packedBlockMain = FrameRenderer.nv12Block + """
+        static let packedBlockMain = FrameRenderer.nv12Block + """
     // Chroma columns 2q, 2q+1, 2q+2 of one row (clamped to the plane).
     vec3 chromaCols(SourceSampler tex, int q, int row) {
         vec4 a = fetch4(tex, ivec2(q >> 1, row));
@@ -78,9 +55,6 @@ enum PlaneNativeShaders {
     }
     vec3 pixel(float y, float u, float v, int x, int row) {
         return filtered(vec3(y, u, v), vec2(float(x) + 0.5, float(row) + 0.5) / outSize).rgb;
-    }
-    vec3 chromaPixel(float y, float u, float v, int x, int row) {
-        return chromaFiltered(vec3(y, u, v), vec2(float(x) + 0.5, float(row) + 0.5) / outSize).rgb;
     }
     void shadeBlock() {
         int q = blockCoord().x;
@@ -112,7 +86,7 @@ enum PlaneNativeShaders {
             pixel(own1.z, u1.y, v1.y, x + 2, y1), pixel(own1.w, 0.5 * (u1.y + u1.z), 0.5 * (v1.y + v1.z), x + 3, y1), z);
         vec2 luma = chromaV[0] * aA + chromaV[1] * a0 + chromaV[2] * a1 + chromaV[3] * aB;
         // (The chroma rows sit between luma rows 2m and 2m+1.)
-        writeSamples(inner, chromaPixel(luma.x, ub.x, vb.x, x, 2 * m), chromaPixel(luma.y, ub.y, vb.y, x + 2, 2 * m));
+        writeSamples(inner, pixel(luma.x, ub.x, vb.x, x, 2 * m), pixel(luma.y, ub.y, vb.y, x + 2, 2 * m));
     }
 
     """ + FrameRenderer.blockEntry
@@ -120,9 +94,7 @@ enum PlaneNativeShaders {
     /// The chroma pass of rotated and non-4:2:0 sources (`FrameRenderer.directChromaMain`'s place):
     /// the same 18 texture reads over the same clamped 5x4 neighbourhood, decimated in Y'CbCr, then
     /// one evaluation of the chain per chroma sample instead of six.
-    static func directChromaMain(_ filters: [FilterInstance]) -> String { chromaFiltered(filters) + directChromaMain }
-
-    private static let directChromaMain = FrameRenderer.chromaTaps + FrameRenderer.ditherGLSL + """
+        static let directChromaMain = FrameRenderer.chromaTaps + FrameRenderer.ditherGLSL + """
     layout(location = 0) out float cb;
     layout(location = 1) out float cr;
     vec3 outerRow(int i, int y) {
@@ -135,7 +107,7 @@ enum PlaneNativeShaders {
         vec3 inner = vec3(0.0);
     \([(0, "chromaH[2]"), (1, "chromaH[2]"), (-1, "2.0 * chromaH[0]"), (2, "2.0 * chromaH[0]")].map { "    inner += \($0.1) * sourceBetween(srcFromOut * vec2(float(2 * c.x + \($0.0)), top) + srcOffset);" }.joined(separator: "\n"))
         vec3 yuv = 2.0 * chromaV[1] * inner + chromaV[0] * outerRow(c.x, 2 * c.y - 1) + chromaV[3] * outerRow(c.x, 2 * c.y + 2);
-        vec3 rgb = chromaFiltered(yuv, vec2(float(2 * c.x) + 0.5, top) / outSize).rgb;
+        vec3 rgb = filtered(yuv, vec2(float(2 * c.x) + 0.5, top) / outSize).rgb;
         vec3 out709 = rgbToYuv * rgb + outOffset;
         cb = DITHERED(out709.y, c + ivec2(4, 0));
         cr = DITHERED(out709.z, c + ivec2(0, 4));
