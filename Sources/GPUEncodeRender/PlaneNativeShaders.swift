@@ -16,10 +16,23 @@ import GPUEncodeFilters
 enum PlaneNativeShaders {
     /// Whether the fused direct path of a run with these options and this chain uses the
     /// plane-native writers. One small function so a compiler pass (with a cost model) can own it.
-    /// Chains other than affine ones were measured against the reference (PlaneNativeTests); the
-    /// optional passes off (`--no-optimize`) keeps the reference.
+    /// The optional passes off (`--no-optimize`) keeps the reference. Every built-in point look was
+    /// measured against it (PlaneNativeTests; 8- and 10-bit sources, HDR to SDR and kept): a chain
+    /// that raises saturation is left to the reference. why: the reference rounds each filter's
+    /// output to 8 bits at every one of the 20 pixels it averages into a chroma sample, and a later
+    /// chroma gain amplifies the difference between those rounded pixels and one rounded sample
+    /// (1977, chrome, clarendon, nashville: 2 code values on a smooth gradient, 50.5 dB on real
+    /// footage); the others stay within 1 code value and above 50 dB. Sources (8 or 10 bits, SDR
+    /// or HDR, upright or turned) and light do not change the answer.
     static func applies(_ filters: [FilterInstance], light: FilterLight, compile: CompileOptions) -> Bool {
-        compile.optionalPasses
+        compile.optionalPasses && !filters.contains(where: raisesSaturation)
+    }
+
+    /// Whether `filter` (or a blend's overlay) multiplies chroma by more than 1.
+    static func raisesSaturation(_ filter: FilterInstance) -> Bool {
+        let saturating = ["saturation", "colorControls"].contains(filter.declaration.name)
+            && filter.declaration.parameters.contains { $0.name == "saturation" } && filter.double("saturation") > 1
+        return saturating || filter.overlay.contains(where: raisesSaturation)
     }
 
     /// The packed pass (upright 4:2:0; `FrameRenderer.packedBlockMain`'s place): a fragment (or
