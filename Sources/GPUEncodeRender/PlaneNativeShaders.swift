@@ -18,21 +18,28 @@ enum PlaneNativeShaders {
     /// plane-native writers. One small function so a compiler pass (with a cost model) can own it.
     /// The optional passes off (`--no-optimize`) keeps the reference. Every built-in point look was
     /// measured against it (PlaneNativeTests; 8- and 10-bit sources, HDR to SDR and kept): a chain
-    /// that raises saturation is left to the reference. why: the reference rounds each filter's
-    /// output to 8 bits at every one of the 20 pixels it averages into a chroma sample, and a later
-    /// chroma gain amplifies the difference between those rounded pixels and one rounded sample
-    /// (1977, chrome, clarendon, nashville: 2 code values on a smooth gradient, 50.5 dB on real
-    /// footage); the others stay within 1 code value and above 50 dB. Sources (8 or 10 bits, SDR
-    /// or HDR, upright or turned) and light do not change the answer.
-    static func applies(_ filters: [FilterInstance], light: FilterLight, compile: CompileOptions) -> Bool {
-        compile.optionalPasses && !filters.contains(where: raisesSaturation)
+    /// with a gain above 1 on colour differences (`amplifiesChroma`) is left to the reference. why: the reference rounds
+    /// each filter's output to 8 bits at every one of the 20 pixels it averages into a chroma
+    /// sample, and a later gain amplifies the difference between those rounded pixels and one
+    /// rounded sample (1977, chrome, clarendon, nashville, process, toaster, transfer: 2 code values on a
+    /// smooth gradient; process 47.1 dB on the 360p rooftop clip); the other point looks stay within
+    /// 1 code value and above 50 dB. (mono, whose contrast acts on grey, and instant, would pass:
+    /// left out all the same.) `toneMaps`: an HDR source tone-mapped to SDR, left to the reference
+    /// whatever the chain: the tone curve is far from linear over an edge's 5x4 neighbourhood
+    /// (HLG, sepia: Cr 47.1 dB; kept HDR, `--hdr keep`, is only a matrix and stays in). Sources of
+    /// 8 or 10 bits, upright or turned, and the light do not change the answer.
+    static func applies(_ filters: [FilterInstance], light: FilterLight, toneMaps: Bool, compile: CompileOptions) -> Bool {
+        compile.optionalPasses && !toneMaps && !filters.contains(where: amplifiesChroma)
     }
 
-    /// Whether `filter` (or a blend's overlay) multiplies chroma by more than 1.
-    static func raisesSaturation(_ filter: FilterInstance) -> Bool {
-        let saturating = ["saturation", "colorControls"].contains(filter.declaration.name)
-            && filter.declaration.parameters.contains { $0.name == "saturation" } && filter.double("saturation") > 1
-        return saturating || filter.overlay.contains(where: raisesSaturation)
+    /// Whether `filter` (or a blend's overlay) may multiply colour differences by more than 1: a
+    /// saturation or contrast above 1 (`saturation`, `contrast`, `colorControls`), or a white
+    /// balance (its channel gains; transfer's reached 2 code values on the smooth gradient).
+    static func amplifiesChroma(_ filter: FilterInstance) -> Bool {
+        let name = filter.declaration.name
+        let gains = ["saturation", "contrast", "colorControls"].contains(name)
+            ? filter.declaration.parameters.map(\.name).filter { $0 == "saturation" || $0 == "contrast" } : []
+        return name == "whiteBalance" || gains.contains { filter.double($0) > 1 } || filter.overlay.contains(where: amplifiesChroma)
     }
 
     /// The packed pass (upright 4:2:0; `FrameRenderer.packedBlockMain`'s place): a fragment (or

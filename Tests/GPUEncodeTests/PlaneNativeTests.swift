@@ -5,13 +5,18 @@ import XCTest
 /// chroma sample) against the reference plan (`--no-optimize`: the chain on full-resolution R'G'B',
 /// then decimated). Both are encoded losslessly and decoded by ffmpeg, and compared sample by
 /// sample here (max difference) and by ffmpeg's psnr filter: within 1 code value on smooth content,
-/// at least 50 dB per plane on real clips, on both transfer paths, 8- and 10-bit sources, HDR to SDR
-/// and `--hdr keep`. Looks the plan leaves out must come out as the reference, byte for byte.
+/// at least 50 dB per plane on real clips, on every transfer path, 8- and 10-bit sources and `--hdr keep`.
+/// Looks the plan leaves out, and HDR tone-mapped to SDR, must come out as the reference, byte for byte.
 final class PlaneNativeTests: GPUEncodeTestCase {
     /// Looks the plane-native writers run (`PlaneNativeShaders.applies`), and some it leaves to the reference.
     static let planeNativeLooks = ["identity", "sepia", "grayscale", "faded", "vignette"]
-    static let referenceLooks = ["1977", "clarendon"]
-    static let transfers = ["pbo", "client"]
+    static let referenceLooks = ["1977", "clarendon", "toaster"]
+    /// The real clips take longer: the looks that came closest to the bar there (360p rooftop:
+    /// sepia Cr 52.0 dB, amatorka Cb 50.6 dB).
+    static let realClipLooks = ["sepia", "amatorka"]
+    /// The transfer paths: pixel buffers, client memory, and the packed pass as a compute shader
+    /// writing into the pixel buffers (`TransferOptions.computePass`, off by default on llvmpipe).
+    static let transfers = ["pbo", "client", "compute"]
 
     /// A smooth 4:2:0 picture (four-colour gradient) as a lossless clip of `format`.
     private func gradient(_ format: String) throws -> URL {
@@ -27,7 +32,8 @@ final class PlaneNativeTests: GPUEncodeTestCase {
     private func renders(_ input: URL, preset: String, transfer: String, extra: [String] = [], tenBit: Bool = false,
                          file: StaticString = #filePath, line: UInt = #line) throws -> (reference: URL, optimized: URL)? {
         let encode = tenBit ? ["--codec", "hevc", "--x265-params", "lossless=1"] : ["--crf", "0", "--x264-preset", "ultrafast"]
-        let environment = ProcessInfo.processInfo.environment.merging(["GPUENCODE_TRANSFER": transfer]) { $1 }
+        let settings = transfer == "compute" ? ["GPUENCODE_TRANSFER": "pbo", "GPUENCODE_COMPUTE": "1"] : ["GPUENCODE_TRANSFER": transfer, "GPUENCODE_COMPUTE": "0"]
+        let environment = ProcessInfo.processInfo.environment.merging(settings) { $1 }
         var outputs: [URL] = []
         for optimize in [false, true] {
             let output = scratch("\(input.deletingPathExtension().lastPathComponent)-\(preset)-\(transfer)-\(optimize).mkv")
@@ -43,7 +49,7 @@ final class PlaneNativeTests: GPUEncodeTestCase {
     /// The largest per-sample difference of the decoded planes (all frames), in the output's code values.
     private func maxDifference(_ a: URL, _ b: URL, tenBit: Bool) throws -> Int {
         let format = tenBit ? "yuv420p10le" : "yuv420p"
-        let decode = { (f: URL) in try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", f.path, "-f", "rawvideo", "-pix_fmt", format, "-"]) }
+        let decode = { (f: URL) in try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", f.path, "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", format, "-"]) }
         let (x, y) = (try decode(a), try decode(b))
         XCTAssertEqual(x.count, y.count)
         var worst = 0
@@ -61,7 +67,8 @@ final class PlaneNativeTests: GPUEncodeTestCase {
         let input = try gradient(format)
         for preset in Self.planeNativeLooks {
             for transfer in Self.transfers {
-                guard let (reference, optimized) = try renders(input, preset: preset, transfer: transfer) else { continue }
+                guard let pair = try renders(input, preset: preset, transfer: transfer) else { continue }
+                let (reference, optimized) = pair
                 let worst = try maxDifference(reference, optimized, tenBit: false)
                 print("smooth \(format) \(preset) \(transfer): max difference \(worst)")
                 XCTAssertLessThanOrEqual(worst, 1, "smooth \(format) \(preset) \(transfer): \(worst) code values from the reference")
@@ -82,9 +89,10 @@ final class PlaneNativeTests: GPUEncodeTestCase {
         let clips = [try Paths.media("h264_aac_360p_rooftop_17s.mp4"), try Paths.media("h264_aac_720p_bframes_editlist_1s.mp4"),
                      try Paths.media("vp9_10bit_240p_video_only.webm")]
         for clip in clips {
-            for preset in Self.planeNativeLooks {
+            for preset in Self.realClipLooks {
                 for transfer in Self.transfers {
-                    guard let (reference, optimized) = try renders(clip, preset: preset, transfer: transfer) else { continue }
+                    guard let pair = try renders(clip, preset: preset, transfer: transfer) else { continue }
+                    let (reference, optimized) = pair
                     let scores = try Oracle.planePSNR(optimized, reference)
                     print("\(clip.lastPathComponent) \(preset) \(transfer): PSNR Y/Cb/Cr \(scores)")
                     XCTAssertGreaterThanOrEqual(scores.min() ?? 0, 50, "\(clip.lastPathComponent) \(preset) \(transfer): \(scores) dB")
@@ -93,22 +101,19 @@ final class PlaneNativeTests: GPUEncodeTestCase {
         }
     }
 
-    /// HLG to SDR: rotated (the per-plane passes) and upright (the packed pass, a turned copy made here).
-    func testHDRToSDR() throws {
+    /// HLG tone-mapped to SDR is left to the reference (the tone curve over an edge's neighbourhood
+    /// cost sepia's Cr 47.1 dB): rotated (the per-plane passes) and upright (the packed pass, a
+    /// turned copy made here) come out as `--no-optimize` does.
+    func testHDRToSDRIsTheReference() throws {
         let rotated = try Paths.media("hevc10_hlg_aac_1080p_editlist_bframes_rot90.mp4")
         let upright = scratch("hlg-upright.mkv")
         try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", rotated.path, "-t", "0.4", "-an", "-vf", "scale=360:-2",
                                          "-c:v", "libx265", "-x265-params", "lossless=1:log-level=error", "-pix_fmt", "yuv420p10le",
                                          "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc", upright.path])
         for clip in [upright, rotated] {
-            for preset in ["identity", "sepia"] {
-                for transfer in Self.transfers {
-                    guard let (reference, optimized) = try renders(clip, preset: preset, transfer: transfer) else { continue }
-                    let scores = try Oracle.planePSNR(optimized, reference)
-                    print("HDR to SDR \(clip.lastPathComponent) \(preset) \(transfer): PSNR Y/Cb/Cr \(scores)")
-                    XCTAssertGreaterThanOrEqual(scores.min() ?? 0, 50, "HDR to SDR \(clip.lastPathComponent) \(preset) \(transfer): \(scores) dB")
-                }
-            }
+            guard let pair = try renders(clip, preset: "sepia", transfer: "client") else { continue }
+            let (reference, optimized) = pair
+            XCTAssertEqual(try maxDifference(reference, optimized, tenBit: false), 0, "HDR to SDR \(clip.lastPathComponent) differs from the reference")
         }
     }
 
@@ -120,8 +125,8 @@ final class PlaneNativeTests: GPUEncodeTestCase {
                                          "-c:v", "libx265", "-x265-params", "lossless=1:log-level=error", "-pix_fmt", "yuv420p10le",
                                          "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc", upright.path])
         for transfer in Self.transfers {
-            guard let (reference, optimized) = try renders(upright, preset: "sepia", transfer: transfer, extra: ["--hdr", "keep"], tenBit: true)
-            else { continue }
+            guard let pair = try renders(upright, preset: "sepia", transfer: transfer, extra: ["--hdr", "keep"], tenBit: true) else { continue }
+            let (reference, optimized) = pair
             let scores = try Oracle.planePSNR(optimized, reference)
             print("--hdr keep sepia \(transfer): PSNR Y/Cb/Cr \(scores)")
             XCTAssertGreaterThanOrEqual(scores.min() ?? 0, 50, "--hdr keep sepia \(transfer): \(scores) dB")
@@ -132,7 +137,8 @@ final class PlaneNativeTests: GPUEncodeTestCase {
     func testExcludedLooksAreTheReference() throws {
         let clip = try Paths.media("h264_aac_360p_rooftop_17s.mp4")
         for preset in Self.referenceLooks {
-            guard let (reference, optimized) = try renders(clip, preset: preset, transfer: "client") else { continue }
+            guard let pair = try renders(clip, preset: preset, transfer: "client") else { continue }
+            let (reference, optimized) = pair
             XCTAssertEqual(try maxDifference(reference, optimized, tenBit: false), 0, "\(preset) left out of the plan differs from the reference")
         }
     }
