@@ -218,7 +218,7 @@ public final class FrameRenderer {
             let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.forDepth(FrameRenderer.prelude(rendered, color: sourceColor, roundTo8Bits: !precise), bits: g.bitDepth), linear)
             var resources: [String: [String: ResourceTexture]] = [:]
             var made: [(ShaderProgram, RenderTarget)] = []
-            let planeNative = PlaneNativeShaders.applies(rendered, light: light, toneMaps: source.transfer.isHDR && !keepsSignal, compile: compile)
+            let planeNative = PlaneNativeShaders.applies(rendered, light: light, hdr: source.transfer.isHDR, compile: compile)
             if packed {
                 let glsl = writer(prelude + (planeNative ? PlaneNativeShaders.packedBlockMain : FrameRenderer.packedBlockMain))
                 // Compute needs GLES 3.1 and the 8-bit NV12 writer, and no fused filter may read gl_FragCoord.

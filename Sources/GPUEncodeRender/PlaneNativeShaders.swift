@@ -24,12 +24,13 @@ enum PlaneNativeShaders {
     /// rounded sample (1977, chrome, clarendon, nashville, process, toaster, transfer: 2 code values on a
     /// smooth gradient; process 47.1 dB on the 360p rooftop clip); the other point looks stay within
     /// 1 code value and above 50 dB. (mono, whose contrast acts on grey, and instant, would pass:
-    /// left out all the same.) `toneMaps`: an HDR source tone-mapped to SDR, left to the reference
-    /// whatever the chain: the tone curve is far from linear over an edge's 5x4 neighbourhood
-    /// (HLG, sepia: Cr 47.1 dB; kept HDR, `--hdr keep`, is only a matrix and stays in). Sources of
-    /// 8 or 10 bits, upright or turned, and the light do not change the answer.
-    static func applies(_ filters: [FilterInstance], light: FilterLight, toneMaps: Bool, compile: CompileOptions) -> Bool {
-        compile.optionalPasses && !toneMaps && !filters.contains(where: amplifiesChroma)
+    /// left out all the same.) `hdr`: an HDR source (PQ or HLG), left to the reference whatever the
+    /// chain. Tone-mapped to SDR, the tone curve is far from linear over an edge's 5x4
+    /// neighbourhood (HLG, sepia: Cr 47.1 dB); kept (`--hdr keep`), the wide-gamut R'G'B' clips
+    /// at saturated edges, per pixel in the reference and once per sample here (HLG, sepia: Cr
+    /// 48.6 dB, 10-bit). Sources of 8 or 10 bits, upright or turned, and the light do not change the answer.
+    static func applies(_ filters: [FilterInstance], light: FilterLight, hdr: Bool, compile: CompileOptions) -> Bool {
+        compile.optionalPasses && !hdr && !filters.contains(where: amplifiesChroma)
     }
 
     /// Whether `filter` (or a blend's overlay) may multiply colour differences by more than 1: a

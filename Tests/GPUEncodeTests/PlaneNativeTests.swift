@@ -5,8 +5,8 @@ import XCTest
 /// chroma sample) against the reference plan (`--no-optimize`: the chain on full-resolution R'G'B',
 /// then decimated). Both are encoded losslessly and decoded by ffmpeg, and compared sample by
 /// sample here (max difference) and by ffmpeg's psnr filter: within 1 code value on smooth content,
-/// at least 50 dB per plane on real clips, on every transfer path, 8- and 10-bit sources and `--hdr keep`.
-/// Looks the plan leaves out, and HDR tone-mapped to SDR, must come out as the reference, byte for byte.
+/// at least 50 dB per plane on real clips, on every transfer path, 8- and 10-bit sources. Looks the
+/// plan leaves out, and HDR sources (tone-mapped or kept), must come out as the reference, byte for byte.
 final class PlaneNativeTests: GPUEncodeTestCase {
     /// Looks the plane-native writers run (`PlaneNativeShaders.applies`), and some it leaves to the reference.
     static let planeNativeLooks = ["identity", "sepia", "grayscale", "faded", "vignette"]
@@ -117,19 +117,18 @@ final class PlaneNativeTests: GPUEncodeTestCase {
         }
     }
 
-    /// `--hdr keep`: 10-bit output planes in the source's own matrix.
-    func testHDRKeep() throws {
+    /// `--hdr keep` (10-bit output planes in the source's own matrix) is left to the reference too:
+    /// the wide-gamut R'G'B' clips at saturated edges (sepia's Cr measured 48.6 dB plane-native).
+    func testHDRKeepIsTheReference() throws {
         let clip = try Paths.media("hevc10_hlg_aac_1080p_editlist_bframes_rot90.mp4")
         let upright = scratch("hlg-keep-upright.mkv")
         try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", clip.path, "-t", "0.4", "-an", "-vf", "scale=360:-2",
                                          "-c:v", "libx265", "-x265-params", "lossless=1:log-level=error", "-pix_fmt", "yuv420p10le",
                                          "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc", upright.path])
-        for transfer in Self.transfers {
+        for transfer in ["pbo", "client"] {
             guard let pair = try renders(upright, preset: "sepia", transfer: transfer, extra: ["--hdr", "keep"], tenBit: true) else { continue }
             let (reference, optimized) = pair
-            let scores = try Oracle.planePSNR(optimized, reference)
-            print("--hdr keep sepia \(transfer): PSNR Y/Cb/Cr \(scores)")
-            XCTAssertGreaterThanOrEqual(scores.min() ?? 0, 50, "--hdr keep sepia \(transfer): \(scores) dB")
+            XCTAssertEqual(try maxDifference(reference, optimized, tenBit: true), 0, "--hdr keep sepia \(transfer) differs from the reference")
         }
     }
 
