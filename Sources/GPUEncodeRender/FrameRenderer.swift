@@ -218,8 +218,8 @@ public final class FrameRenderer {
             let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.forDepth(FrameRenderer.prelude(rendered, color: sourceColor, roundTo8Bits: !precise), bits: g.bitDepth), linear)
             var resources: [String: [String: ResourceTexture]] = [:]
             var made: [(ShaderProgram, RenderTarget)] = []
-            let planeNative = PlaneNativeShaders.applies(rendered, light: light, hdr: source.transfer.isHDR, compile: compile)
             if packed {
+                let planeNative = PlaneNativeShaders.applies(rendered, light: light, hdr: source.transfer.isHDR, upright420: packed, compile: compile)
                 let glsl = writer(prelude + (planeNative ? PlaneNativeShaders.packedBlockMain : FrameRenderer.packedBlockMain))
                 // Compute needs GLES 3.1 and the 8-bit NV12 writer, and no fused filter may read gl_FragCoord.
                 computeBlocks = canCompute && !prelude.contains("gl_FragCoord")
@@ -229,7 +229,7 @@ public final class FrameRenderer {
                 made = [
                     (try ShaderProgram(fragment: writer(prelude + FrameRenderer.directLumaMain), label: "luma (filters fused)"),
                      try RenderTarget(width: (w + 3) / 4, height: h, formats: [rgba8])),
-                    (try ShaderProgram(fragment: writer(prelude + (planeNative ? PlaneNativeShaders.directChromaMain : FrameRenderer.directChromaMain)), label: "chroma (filters fused)"),
+                    (try ShaderProgram(fragment: writer(prelude + FrameRenderer.directChromaMain), label: "chroma (filters fused)"),
                      try RenderTarget(width: w / 2, height: h / 2, formats: [r8, r8])),
                 ]
             }

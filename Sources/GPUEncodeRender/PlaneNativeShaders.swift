@@ -2,17 +2,16 @@ import GPUEncodeFilters
 
 /// The plane-native writers of the fused direct path: a point chain evaluated once per luma pixel
 /// and once per output chroma sample, instead of on the full-resolution R'G'B' that the chroma
-/// decimation (`ChromaDecimator`) then averages (the reference writers, `packedBlockMain` and
-/// `directChromaMain`, evaluate it 18 times per 4x2 block, 6 times per chroma sample).
+/// decimation (`ChromaDecimator`) then averages (the reference's `packedBlockMain` evaluates it
+/// 18 times per 4x2 block).
 ///
 /// Each output chroma sample is the chain applied to the source's Y'CbCr decimated by the same
 /// kernels (`chromaTaps`) the reference applies to the filtered R'G'B'. The decimation is linear, so
 /// for a chain that is affine in Y'CbCr (a colour matrix, identity, a matrix change) both give the
 /// same chroma; for others they differ where the picture is not smooth, by the chain's curvature
 /// over the kernel's 5x4 neighbourhood (`applies` keeps the chains that stay within the accuracy bar).
-/// The luma pass is the reference's own (one evaluation per pixel already) for rotated and
-/// non-4:2:0 sources; the packed pass keeps the reference's 4x2 blocks and NV12 targets, so its
-/// transfers, compute variant and 10-bit outputs (`FrameRenderer.tenBitOutputs`) are the same.
+/// It keeps the reference's 4x2 blocks and NV12 targets, so its transfers, compute variant and
+/// 10-bit outputs (`FrameRenderer.tenBitOutputs`) are the same.
 enum PlaneNativeShaders {
     /// Whether the fused direct path of a run with these options and this chain uses the
     /// plane-native writers. One small function so a compiler pass (with a cost model) can own it.
@@ -29,8 +28,12 @@ enum PlaneNativeShaders {
     /// neighbourhood (HLG, sepia: Cr 47.1 dB); kept (`--hdr keep`), the wide-gamut R'G'B' clips
     /// at saturated edges, per pixel in the reference and once per sample here (HLG, sepia: Cr
     /// 48.6 dB, 10-bit). Sources of 8 or 10 bits, upright or turned, and the light do not change the answer.
-    static func applies(_ filters: [FilterInstance], light: FilterLight, hdr: Bool, compile: CompileOptions) -> Bool {
-        compile.optionalPasses && !hdr && !filters.contains(where: amplifiesChroma)
+    /// `upright420`: the packed pass's sources (`FrameRenderer.isUpright420`), the only ones with a
+    /// plane-native writer. (A per-plane chroma pass for turned and other sources, evaluating the
+    /// chain once on the decimated Y'CbCr, measured 2 code values on a turned smooth gradient and
+    /// amatorka 49.0 dB on the turned rooftop clip: not kept.)
+    static func applies(_ filters: [FilterInstance], light: FilterLight, hdr: Bool, upright420: Bool, compile: CompileOptions) -> Bool {
+        compile.optionalPasses && upright420 && !hdr && !filters.contains(where: amplifiesChroma)
     }
 
     /// Whether `filter` (or a blend's overlay) may multiply colour differences by more than 1: a
@@ -111,27 +114,4 @@ enum PlaneNativeShaders {
     }
 
     """ + FrameRenderer.blockEntry
-
-    /// The chroma pass of rotated and non-4:2:0 sources (`FrameRenderer.directChromaMain`'s place):
-    /// the same 18 texture reads over the same clamped 5x4 neighbourhood, decimated in Y'CbCr, then
-    /// one evaluation of the chain per chroma sample instead of six.
-        static let directChromaMain = FrameRenderer.chromaTaps + FrameRenderer.ditherGLSL + """
-    layout(location = 0) out float cb;
-    layout(location = 1) out float cr;
-    vec3 outerRow(int i, int y) {
-        vec2 o = vec2(float(2 * i) + 0.5, float(y) + 0.5);
-        return sourceAt(clamp(srcFromOut * o + srcOffset, vec2(0.5), lumaSize - 0.5));
-    }
-    void main() {
-        ivec2 c = ivec2(gl_FragCoord.xy);
-        float top = float(2 * c.y) + 1.0;
-        vec3 inner = vec3(0.0);
-    \([(0, "chromaH[2]"), (1, "chromaH[2]"), (-1, "2.0 * chromaH[0]"), (2, "2.0 * chromaH[0]")].map { "    inner += \($0.1) * sourceBetween(srcFromOut * vec2(float(2 * c.x + \($0.0)), top) + srcOffset);" }.joined(separator: "\n"))
-        vec3 yuv = 2.0 * chromaV[1] * inner + chromaV[0] * outerRow(c.x, 2 * c.y - 1) + chromaV[3] * outerRow(c.x, 2 * c.y + 2);
-        vec3 rgb = filtered(yuv, vec2(float(2 * c.x) + 0.5, top) / outSize).rgb;
-        vec3 out709 = rgbToYuv * rgb + outOffset;
-        cb = DITHERED(out709.y, c + ivec2(4, 0));
-        cr = DITHERED(out709.z, c + ivec2(0, 4));
-    }
-    """
 }
