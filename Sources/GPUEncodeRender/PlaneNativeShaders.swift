@@ -16,34 +16,36 @@ enum PlaneNativeShaders {
     /// Whether the fused direct path of a run with these options and this chain uses the
     /// plane-native writers. One small function so a compiler pass (with a cost model) can own it.
     /// The optional passes off (`--no-optimize`) keeps the reference. Every built-in point look was
-    /// measured against it (PlaneNativeTests; 8- and 10-bit sources, HDR to SDR and kept): a chain
-    /// with a gain above 1 on colour differences (`amplifiesChroma`) is left to the reference. why: the reference rounds
-    /// each filter's output to 8 bits at every one of the 20 pixels it averages into a chroma
-    /// sample, and a later gain amplifies the difference between those rounded pixels and one
-    /// rounded sample (1977, chrome, clarendon, nashville, process, toaster, transfer: 2 code values on a
-    /// smooth gradient; process 47.1 dB on the 360p rooftop clip); the other point looks stay within
-    /// 1 code value and above 50 dB. (mono, whose contrast acts on grey, and instant, would pass:
-    /// left out all the same.) `hdr`: an HDR source (PQ or HLG), left to the reference whatever the
-    /// chain. Tone-mapped to SDR, the tone curve is far from linear over an edge's 5x4
-    /// neighbourhood (HLG, sepia: Cr 47.1 dB); kept (`--hdr keep`), the wide-gamut R'G'B' clips
-    /// at saturated edges, per pixel in the reference and once per sample here (HLG, sepia: Cr
-    /// 48.6 dB, 10-bit). Sources of 8 or 10 bits, upright or turned, and the light do not change the answer.
-    /// `upright420`: the packed pass's sources (`FrameRenderer.isUpright420`), the only ones with a
-    /// plane-native writer. (A per-plane chroma pass for turned and other sources, evaluating the
-    /// chain once on the decimated Y'CbCr, measured 2 code values on a turned smooth gradient and
-    /// amatorka 49.0 dB on the turned rooftop clip: not kept.)
+    /// measured against it (PlaneNativeTests; 8- and 10-bit sources, HDR to SDR and kept):
+    /// - the chain: only filters affine in R'G'B' whose gain on colour differences is at most 1
+    ///   (`staysClose`). why: the reference rounds each filter's output to 8 bits at every one of
+    ///   the 20 pixels it averages into a chroma sample, and a later gain amplifies the difference
+    ///   between those rounded pixels and one rounded sample (1977, chrome, clarendon, nashville,
+    ///   process, toaster, transfer: 2 code values on a smooth gradient; process 47.1 dB on the 360p
+    ///   rooftop clip); a curve or lookup bends over the kernel's 5x4 neighbourhood (fade,
+    ///   amatorka: 2 code values on a steep smooth gradient). identity, sepia, grayscale, faded and
+    ///   vignette stay within 1 code value and above 50 dB. (mono, noir and tonal, grey whatever
+    ///   the curve, would pass: left out all the same.)
+    /// - `hdr`: an HDR source (PQ or HLG), left to the reference whatever the chain. Tone-mapped to
+    ///   SDR, the tone curve is far from linear over an edge's neighbourhood (HLG, sepia: Cr
+    ///   47.1 dB); kept (`--hdr keep`), the wide-gamut R'G'B' clips at saturated edges, per pixel
+    ///   in the reference and once per sample here (HLG, sepia: Cr 48.6 dB, 10-bit).
+    /// - `upright420`: the packed pass's sources (`FrameRenderer.isUpright420`), the only ones with
+    ///   a plane-native writer. (A per-plane chroma pass for turned and other sources, evaluating
+    ///   the chain once on the decimated Y'CbCr, measured 2 code values on a turned smooth gradient
+    ///   and amatorka 49.0 dB on the turned rooftop clip: not kept.)
+    /// 8- or 10-bit sources and the light do not change the answer.
     static func applies(_ filters: [FilterInstance], light: FilterLight, hdr: Bool, upright420: Bool, compile: CompileOptions) -> Bool {
-        compile.optionalPasses && upright420 && !hdr && !filters.contains(where: amplifiesChroma)
+        compile.optionalPasses && upright420 && !hdr && filters.allSatisfy(staysClose)
     }
 
-    /// Whether `filter` (or a blend's overlay) may multiply colour differences by more than 1: a
-    /// saturation or contrast above 1 (`saturation`, `contrast`, `colorControls`), or a white
-    /// balance (its channel gains; transfer's reached 2 code values on the smooth gradient).
-    static func amplifiesChroma(_ filter: FilterInstance) -> Bool {
-        let name = filter.declaration.name
-        let gains = ["saturation", "contrast", "colorControls"].contains(name)
-            ? filter.declaration.parameters.map(\.name).filter { $0 == "saturation" || $0 == "contrast" } : []
-        return name == "whiteBalance" || gains.contains { filter.double($0) > 1 } || filter.overlay.contains(where: amplifiesChroma)
+    /// Filters affine in R'G'B' (before their clamp), without a second input.
+    static let affineFilters: Set<String> = ["identity", "sepia", "grayscale", "brightness", "contrast", "saturation", "colorControls", "vignette"]
+
+    /// Whether `filter` is affine (`affineFilters`) with no saturation or contrast above 1.
+    static func staysClose(_ filter: FilterInstance) -> Bool {
+        let gains = filter.declaration.parameters.map(\.name).filter { $0 == "saturation" || $0 == "contrast" }
+        return affineFilters.contains(filter.declaration.name) && filter.overlay.isEmpty && !gains.contains { filter.double($0) > 1 }
     }
 
     /// The packed pass (upright 4:2:0; `FrameRenderer.packedBlockMain`'s place): a fragment (or
