@@ -52,7 +52,8 @@ extension FrameRenderer {
         var resources: [String: [String: ResourceTexture]] = [:]
         var made: [(ShaderProgram, RenderTarget)] = []
         if packed {
-            let glsl = p.writer(prelude + FrameRenderer.packedBlockMain)
+            let main = p.graph.execution == .planeNativeBlocks ? PlaneNativeShaders.packedBlockMain : FrameRenderer.packedBlockMain
+            let glsl = p.writer(prelude + main)
             // No fused filter may read gl_FragCoord in a compute pass.
             computeBlocks = p.canCompute && !prelude.contains("gl_FragCoord")
             made = [(try blockProgram(glsl, label: "Y'CbCr (filters fused)"),

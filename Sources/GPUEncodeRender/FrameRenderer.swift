@@ -98,7 +98,7 @@ public final class FrameRenderer {
                             scaleFirst: scaleFirst)
         compiled = try RenderCompiler(options: compile).compile(job)
         let graph = compiled.graph
-        packed = graph.execution == .packedBlocks
+        packed = graph.readsPacked
         precondition(!packed || ChromaDecimator(for: g).undoesLinearAcross, "the packed pass's outer rows assume the inverse kernel across")
         let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
         readSets = transfer.framesInFlight

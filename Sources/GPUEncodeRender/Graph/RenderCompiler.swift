@@ -14,6 +14,7 @@ public struct RenderCompiler: Sendable {
         ScaleFirstPass(),
         InsertConversions(),
         ChooseExecution(),
+        ChoosePlanes(),
         FuseIntoPrograms(),
     ]
 

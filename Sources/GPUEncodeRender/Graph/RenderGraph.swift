@@ -54,6 +54,8 @@ public struct RenderJob: Sendable {
 public enum RenderExecution: Sendable, Equatable, CustomStringConvertible {
     /// One fused pass from the source planes to NV12, a 4x2 block per fragment (upright 4:2:0).
     case packedBlocks
+    /// `packedBlocks` with the chain evaluated once per luma pixel and once per chroma sample.
+    case planeNativeBlocks
     /// A fused luma pass (four pixels per fragment) and a fused chroma pass at chroma resolution.
     case lumaAndChroma
     /// The chain through RGBA textures (sampling filters, or a path asked for), then a conversion.
@@ -62,6 +64,7 @@ public enum RenderExecution: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .packedBlocks: return "one fused pass, source planes to NV12 in 4x2 blocks"
+        case .planeNativeBlocks: return "one fused pass, source planes to NV12 in 4x2 blocks, plane-native (luma per pixel, chroma per sample)"
         case .lumaAndChroma: return "fused luma and chroma passes, source planes to output planes"
         case .chain: return "the chain through RGBA textures, then to Y'CbCr"
         }
@@ -74,6 +77,8 @@ public struct RenderGraph: Sendable, CustomStringConvertible {
     public var nodes: [RenderNode]
     /// Set by `ChooseExecution`.
     public var execution: RenderExecution?
+    /// Whether the programs read the source planes packed, four samples a texel (the block passes).
+    public var readsPacked: Bool { execution == .packedBlocks || execution == .planeNativeBlocks }
     /// No filter changes the picture (`DropIdentity`): R'G'B' are carried unclamped.
     public var transparent = false
     /// The scale runs on the source's Y'CbCr codes, the matrix changed once at the end (`InsertConversions`).
