@@ -26,6 +26,8 @@ public final class FrameRenderer {
     private var fast: [(program: ShaderProgram, target: RenderTarget, bindings: FilterBindings)] = []
     /// Otherwise: the chain through RGBA textures, then its conversion to Y and CbCr.
     private var chain: ChainRenderer?
+    /// Or, for a large Gaussian blur alone (`PlaneBlur.decide`), the blur on the planes themselves.
+    private var planeBlur: PlaneBlur?
     /// `--peak-detect`: the GPU measurement of each frame's peak.
     private var detector: PeakDetector?
     /// Dolby Vision: the reshaping whose uniforms each frame's RPU sets (`setDolbyVision`), the RPU
@@ -105,7 +107,9 @@ public final class FrameRenderer {
         // Upright 4:2:0 (most video) takes the packed path: planes as RGBA8 textures a quarter as
         // wide, four samples per fetch, four outputs per fragment. On llvmpipe a fetch costs far
         // more than the arithmetic around it.
-        packed = direct && FrameRenderer.isUpright420(g)
+        let blurred = PlaneBlur.decide(filters, geometry: g, source: source, light: light, keepsSignal: keepsSignal,
+                                       dolbyVision: self.dolbyVision != nil, path: path, compile: compile)
+        packed = (direct || blurred != nil) && FrameRenderer.isUpright420(g)
         precondition(!packed || ChromaDecimator(for: g).undoesLinearAcross, "the packed pass's outer rows assume the inverse kernel across")
         if direct && !filters.isEmpty { passes = [FrameRenderer.fusedPassLine(filters)] }
         let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
@@ -213,7 +217,12 @@ public final class FrameRenderer {
             glUniform2i(program.location("blockCount"), GLint((w + 3) / 4), GLint(h / 2))
             return program
         }
-        if direct {
+        if let blurred {
+            let blur = try PlaneBlur(geometry: g, sigma: blurred.sigma, radius: blurred.radius, planes: planes, writer: writer, setUp: setUp)
+            planeBlur = blur
+            nv12 = blur.output.target
+            passes = PlaneBlur.passLines(sigma: blurred.sigma)
+        } else if direct {
             let owners = rendered.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
             let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.forDepth(FrameRenderer.prelude(rendered, color: sourceColor, roundTo8Bits: !precise), bits: g.bitDepth), linear)
             var resources: [String: [String: ResourceTexture]] = [:]
@@ -444,6 +453,10 @@ public final class FrameRenderer {
                 program.set("detectedPeak", peak)
             }
             chain?.setEveryProgram("detectedPeak", peak)
+        }
+        if let planeBlur {
+            planeBlur.render { runBlocks($0) }
+            return
         }
         if let chain {
             let result = chain.render(time: time, frameIndex: frameIndex)

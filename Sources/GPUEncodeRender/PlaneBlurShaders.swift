@@ -1,0 +1,120 @@
+// The GLSL of the plane blur's passes (PlaneBlur.swift), generated for one kernel: loop bounds
+// are constants, so llvmpipe unrolls them and resolves every uniform array index.
+
+enum PlaneBlurShaders {
+    static let head = """
+    #version 300 es
+    precision highp float;
+    precision highp int;
+
+    """
+
+    /// Pass 1 or 2: each packed texel's four columns of `planes` (one output each) blurred down the
+    /// column, centred on source row `rowStep` x the fragment's row; two rows a linearly filtered
+    /// fetch (`PlaneBlurKernel.pairs`), rows past the edges clamped as the reference's blur clamps.
+    static func columns(_ kernel: PlaneBlurKernel, planes: [String], rowStep: Int) -> String {
+        let n = kernel.pairs.offsets.count
+        var glsl = head + planes.map { "uniform highp sampler2D \($0);\n" }.joined() + """
+        uniform vec2 planeSize;
+        uniform float offsets[\(n)];
+        uniform float weights[\(n)];
+
+        """
+        glsl += planes.indices.map { "layout(location = \($0)) out vec4 column\($0);\n" }.joined()
+        glsl += """
+        void main() {
+            float x = gl_FragCoord.x / planeSize.x;
+            float y = floor(gl_FragCoord.y) * \(rowStep).0 + 0.5;
+
+        """
+        for (i, plane) in planes.enumerated() {
+            glsl += """
+                vec4 s\(i) = texture(\(plane), vec2(x, y / planeSize.y)) * weights[0];
+                for (int i = 1; i < \(n); i++) {
+                    s\(i) += (texture(\(plane), vec2(x, (y + offsets[i]) / planeSize.y))
+                        + texture(\(plane), vec2(x, (y - offsets[i]) / planeSize.y))) * weights[i];
+                }
+                column\(i) = s\(i);
+
+            """
+        }
+        return glsl + "}\n"
+    }
+
+    /// Pass 3: the columns blurred across at every 4th luma column (sample 0 of each packed texel)
+    /// and every 2nd chroma column (sample 0 or 2), into one Y'CbCr grid texel. A texel past either
+    /// edge is the edge sample repeated, as the reference's clamped fetches read.
+    static func rows(luma: PlaneBlurKernel, chroma: PlaneBlurKernel) -> String {
+        let l = luma.texels(maxPhase: 0), c = chroma.texels(maxPhase: 2)
+        return head + """
+        uniform highp sampler2D lumaColumns;
+        uniform highp sampler2D cbColumns;
+        uniform highp sampler2D crColumns;
+        uniform ivec2 lastTexel;
+        uniform vec4 lumaWeights[\(l.count)];
+        uniform vec4 chromaEven[\(c.count)];
+        uniform vec4 chromaOdd[\(c.count)];
+        out vec4 gridValue;
+        vec4 across(highp sampler2D tex, int t, int row, int last) {
+            vec4 v = texelFetch(tex, ivec2(clamp(t, 0, last), row), 0);
+            return t < 0 ? vec4(v.x) : t > last ? vec4(v.w) : v;
+        }
+        void main() {
+            ivec2 g = ivec2(gl_FragCoord.xy);
+            float y = 0.0;
+            for (int k = \(l.lowerBound); k <= \(l.upperBound); k++) {
+                y += dot(across(lumaColumns, g.x + k, g.y, lastTexel.x), lumaWeights[k - (\(l.lowerBound))]);
+            }
+            int b = g.x >> 1;
+            bool odd = (g.x & 1) == 1;
+            float cb = 0.0;
+            float cr = 0.0;
+            for (int k = \(c.lowerBound); k <= \(c.upperBound); k++) {
+                vec4 w = odd ? chromaOdd[k - (\(c.lowerBound))] : chromaEven[k - (\(c.lowerBound))];
+                cb += dot(across(cbColumns, b + k, g.y, lastTexel.y), w);
+                cr += dot(across(crColumns, b + k, g.y, lastTexel.y), w);
+            }
+            gridValue = vec4(y, cb, cr, 1.0);
+        }
+
+        """
+    }
+
+    /// Pass 4: a 4x2 block's eight Y and two CbCr interpolated from the four grid texels around it
+    /// (grid point (j, i) is luma pixel (4j, 4i) and chroma sample (2j, 2i), which 4:2:0 with
+    /// left-sited chroma puts at luma (4j, 4i + 0.5)), each converted to R'G'B' and clamped to the
+    /// cube, then written by the reference's NV12 writer (`writeSamples`). A pixel's R'G'B' takes
+    /// Cb and Cr at its own grid row (half a pixel above their exact place): they only decide the
+    /// clamp, which a blur of a legal picture never needs.
+    static let nv12 = head + """
+    uniform highp sampler2D gridTex;
+    uniform mat3 yuvToRgb;
+    uniform vec3 yuvOffset;
+    uniform mat3 rgbToYuv;
+    uniform vec3 outOffset;
+
+    """ + FrameRenderer.nv12Block + """
+    vec3 rgbOf(vec4 g) { return clamp(yuvToRgb * g.xyz + yuvOffset, 0.0, 1.0); }
+    void shadeBlock() {
+        ivec2 b = blockCoord();
+        int i = b.y >> 1;
+        float f = (b.y & 1) == 1 ? 0.5 : 0.0;
+        vec4 g00 = texelFetch(gridTex, ivec2(b.x, i), 0);
+        vec4 g10 = texelFetch(gridTex, ivec2(b.x + 1, i), 0);
+        vec4 g01 = texelFetch(gridTex, ivec2(b.x, i + 1), 0);
+        vec4 g11 = texelFetch(gridTex, ivec2(b.x + 1, i + 1), 0);
+        vec4 e0 = mix(g00, g01, f);
+        vec4 e1 = mix(g10, g11, f);
+        vec4 o0 = mix(g00, g01, f + 0.25);
+        vec4 o1 = mix(g10, g11, f + 0.25);
+        vec3 z = vec3(0.0);
+        vec3 inner[14] = vec3[14](z, z, rgbOf(e0), rgbOf(mix(e0, e1, 0.25)), rgbOf(mix(e0, e1, 0.5)), rgbOf(mix(e0, e1, 0.75)), z,
+                                  z, z, rgbOf(o0), rgbOf(mix(o0, o1, 0.25)), rgbOf(mix(o0, o1, 0.5)), rgbOf(mix(o0, o1, 0.75)), z);
+        // The chroma samples' rows: Cb and Cr on grid row fraction f, Y an eighth of a step below.
+        vec4 l0 = mix(g00, g01, f + 0.125);
+        vec4 l1 = mix(g10, g11, f + 0.125);
+        writeSamples(inner, rgbOf(vec4(l0.x, e0.yzw)), rgbOf(vec4(mix(l0.x, l1.x, 0.5), mix(e0, e1, 0.5).yzw)));
+    }
+
+    """ + FrameRenderer.blockEntry
+}
