@@ -14,22 +14,26 @@ import GPUEncodeFilters
 // And a Gaussian of sigma >= 8 has almost nothing left above a quarter of the sample rate, so it
 // need only be computed exactly on a grid every 4th pixel each way (luma), every 2nd chroma sample
 // (the same grid): a sixteenth of the outputs. Bilinear interpolation of that grid is off by at
-// most h^2/8 x max|f''|: for a full-swing (219-code) luma edge blurred with sigma 8 that is
-// 16/8 x 219 x 0.242 / 64 = 1.7 codes, for a full-swing (224-code) chroma edge (sigma 4 chroma
-// samples, h = 2) 4/8 x 224 x 0.242 / 16 = 1.7.
+// most h^2/8 x max|f''| along each axis: for a full-swing (219-code) luma edge blurred with sigma
+// 8 that is 16/8 x 219 x 0.242 / 64 = 1.7 codes, for a full-swing (224-code) chroma edge (sigma 4
+// chroma samples, h = 2) 4/8 x 224 x 0.242 / 16 = 1.7; at testsrc2's Cr corners the two axes add
+// up to 3.3, so the interpolation down the rows is Catmull-Rom (1.8; Y 1.3).
 //
 // Passes (planes uploaded four samples per RGBA8 texel, read with linear filtering vertically, which
 // merges two rows of taps into one fetch: a vertical mix of a packed texel is exact):
 //   1. luma columns: each texel's four columns blurred vertically at every 4th row (RGBA16F);
 //   2. chroma columns: the same for Cb and Cr, at every 2nd chroma row;
 //   3. grid: those blurred horizontally at every 4th column / 2nd chroma column, Y'CbCr in one texel;
-//   4. NV12: each 4x2 block interpolates its eight Y and two CbCr from the 2x2 grid texels around it,
-//      converts through R'G'B' (clamped to the cube) to the output's Y'CbCr and writes as the
-//      reference's NV12 writer does.
+//   4. NV12: each 4x2 block interpolates its eight Y and two CbCr from the 2x4 grid texels around it
+//      and converts them (through R'G'B') to the output's Y'CbCr with the reference's NV12 writer.
 //
-// Illegal input (Y'CbCr outside the R'G'B' cube): the reference clamps each pixel to the cube before
-// blurring; this clamps the blurred result. Where the input is legal the two agree exactly (up to
-// the interpolation above); around illegal pixels this keeps their (blurred) excess until the end.
+// Illegal input (Y'CbCr outside the R'G'B' cube, as swscale's BT.601 testsrc2 read as BT.709, or a
+// camera's saturated greens): the reference clamps each pixel to the cube before blurring; that
+// clamp needs every pixel in R'G'B', which is what this avoids. So this blurs the planes as they
+// are and clamps nothing but the output codes (0...255): the result is the exact per-plane
+// Gaussian (a chain of identity filters keeps illegal Y'CbCr the same way). Where the input is
+// legal the two agree exactly, up to the interpolation above; around illegal colours they differ
+// by the clamp (testsrc2: up to ~40 codes of Cr at its saturated bars).
 
 /// The plane-native quarter-grid Gaussian blur (see above); `FrameRenderer` draws it in place of a
 /// chain whose only filter is a large `gaussianBlur` (`PlaneBlur.decide`).
@@ -41,8 +45,8 @@ final class PlaneBlur {
     /// and colour `color`, for the optimized plan (`compile.optionalPasses`). The one place the
     /// choice is made, kept small for the compiler's cost model:
     /// - a chain of one `gaussianBlur` (point filters around it would need R'G'B' per pixel);
-    /// - sigma >= 8 and the default radius (3 sigma) or more: the grid's interpolation error grows as
-    ///   1 / sigma^2 (sigma 8: 1.7 codes on a full-swing edge; sigma 4 would be 7);
+    /// - sigma >= 8, quality auto, no radius given (`GaussianBlurFilter.divisor` 4): the grid's
+    ///   interpolation error grows as 1 / sigma^2 (sigma 8: 1.7 codes on a full-swing edge; 4: 7);
     /// - gamma light, SDR with BT.709 primaries (only a matrix between source and output, which the
     ///   blur commutes with), no kept HDR or Dolby Vision, 8-bit upright 4:2:0 samples;
     /// - a width a multiple of 8 (whole packed chroma texels, no padding samples at the right edge).
@@ -54,9 +58,11 @@ final class PlaneBlur {
               light == .gamma, !keepsSignal, !dolbyVision, SourceColorShader(color: source).isIdentity, g.bitDepth == 8,
               FrameRenderer.isUpright420(g), g.sourceWidth % 8 == 0, g.sourceHeight % 2 == 0,
               g.outputWidth == g.sourceWidth, g.outputHeight == g.sourceHeight else { return nil }
-        let (sigma, radius) = GaussianBlurFilter.radius(filters[0])
-        guard sigma >= 8, Double(radius) >= 3 * sigma else { return nil }
-        return (sigma, radius)
+        // The blur's own reduced path (sigma >= 8, quality auto, no radius given) is where the grid's
+        // error is small enough; its radius is then 3 sigma, rounded up.
+        guard GaussianBlurFilter.divisor(filters[0]) == 4 else { return nil }
+        let sigma = filters[0].double("sigma")
+        return (sigma, Int((3 * sigma).rounded(.up)))
     }
 
     /// The passes' lines for `-v` and `validate`.
@@ -82,7 +88,8 @@ final class PlaneBlur {
          writer: (String) -> String, setUp: (ShaderProgram) -> Void) throws {
         let step = PlaneBlur.gridStep
         let (w, h) = (g.sourceWidth, g.sourceHeight)
-        let gridSize = (w / step + 1, (h - 1) / step + 2)
+        // Grid rows from one above the picture to two below its last (the cubic's four rows).
+        let gridSize = (w / step + 1, (h - 1) / step + 4)
         // Linear filtering on the packed planes: vertical taps two rows a fetch. (Across, a filtered
         // fetch would mix samples four apart, so the passes read whole texels at their centres.)
         for t in planes {

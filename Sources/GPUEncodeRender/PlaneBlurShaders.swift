@@ -24,7 +24,8 @@ enum PlaneBlurShaders {
         glsl += """
         void main() {
             float x = gl_FragCoord.x / planeSize.x;
-            float y = floor(gl_FragCoord.y) * \(rowStep).0 + 0.5;
+            // Grid row r is source row (r - 1) x rowStep: one row above the picture for the cubic.
+            float y = (floor(gl_FragCoord.y) - 1.0) * \(rowStep).0 + 0.5;
 
         """
         for (i, plane) in planes.enumerated() {
@@ -80,12 +81,16 @@ enum PlaneBlurShaders {
         """
     }
 
-    /// Pass 4: a 4x2 block's eight Y and two CbCr interpolated from the four grid texels around it
-    /// (grid point (j, i) is luma pixel (4j, 4i) and chroma sample (2j, 2i), which 4:2:0 with
-    /// left-sited chroma puts at luma (4j, 4i + 0.5)), each converted to R'G'B' and clamped to the
-    /// cube, then written by the reference's NV12 writer (`writeSamples`). A pixel's R'G'B' takes
-    /// Cb and Cr at its own grid row (half a pixel above their exact place): they only decide the
-    /// clamp, which a blur of a legal picture never needs.
+    /// Pass 4: a 4x2 block's eight Y and two CbCr interpolated from the grid texels around it (grid
+    /// point (j, i) is luma pixel (4j, 4i) and chroma sample (2j, 2i), which 4:2:0 with left-sited
+    /// chroma puts at luma (4j, 4i + 0.5); texture row i + 1): bilinear across, Catmull-Rom down
+    /// (four grid rows). why: testsrc2's hard horizontal Cr edges blurred with sigma 4 chroma
+    /// samples are 3.3 codes from their bilinear interpolation at h = 2, 1.8 from the cubic one.
+    /// Each is converted to R'G'B' (not clamped: see PlaneBlur.swift) and written by the reference's
+    /// NV12 writer (`writeSamples`), which takes them to the output's Y'CbCr. A pixel's R'G'B' takes
+    /// Cb and Cr at its own grid row (half a pixel above their place, a sigma-4 blur moved by a
+    /// quarter sample): where the source's matrix and range are the output's (BT.709 limited) the
+    /// output's Y does not depend on them.
     static let nv12 = head + """
     uniform highp sampler2D gridTex;
     uniform mat3 yuvToRgb;
@@ -94,26 +99,37 @@ enum PlaneBlurShaders {
     uniform vec3 outOffset;
 
     """ + FrameRenderer.nv12Block + """
-    vec3 rgbOf(vec4 g) { return clamp(yuvToRgb * g.xyz + yuvOffset, 0.0, 1.0); }
+    vec3 rgbOf(vec4 g) { return yuvToRgb * g.xyz + yuvOffset; }
+    vec4 cubic(float t) {
+        float t2 = t * t;
+        float t3 = t2 * t;
+        return 0.5 * vec4(-t3 + 2.0 * t2 - t, 3.0 * t3 - 5.0 * t2 + 2.0, -3.0 * t3 + 4.0 * t2 + t, t3 - t2);
+    }
+    vec4 down(vec4 a, vec4 b, vec4 c, vec4 d, vec4 w) { return w.x * a + w.y * b + w.z * c + w.w * d; }
     void shadeBlock() {
         ivec2 b = blockCoord();
-        int i = b.y >> 1;
+        int i = (b.y >> 1) + 1;
         float f = (b.y & 1) == 1 ? 0.5 : 0.0;
-        vec4 g00 = texelFetch(gridTex, ivec2(b.x, i), 0);
-        vec4 g10 = texelFetch(gridTex, ivec2(b.x + 1, i), 0);
-        vec4 g01 = texelFetch(gridTex, ivec2(b.x, i + 1), 0);
-        vec4 g11 = texelFetch(gridTex, ivec2(b.x + 1, i + 1), 0);
-        vec4 e0 = mix(g00, g01, f);
-        vec4 e1 = mix(g10, g11, f);
-        vec4 o0 = mix(g00, g01, f + 0.25);
-        vec4 o1 = mix(g10, g11, f + 0.25);
+        vec4 a0 = texelFetch(gridTex, ivec2(b.x, i - 1), 0);
+        vec4 a1 = texelFetch(gridTex, ivec2(b.x, i), 0);
+        vec4 a2 = texelFetch(gridTex, ivec2(b.x, i + 1), 0);
+        vec4 a3 = texelFetch(gridTex, ivec2(b.x, i + 2), 0);
+        vec4 b0 = texelFetch(gridTex, ivec2(b.x + 1, i - 1), 0);
+        vec4 b1 = texelFetch(gridTex, ivec2(b.x + 1, i), 0);
+        vec4 b2 = texelFetch(gridTex, ivec2(b.x + 1, i + 1), 0);
+        vec4 b3 = texelFetch(gridTex, ivec2(b.x + 1, i + 2), 0);
+        vec4 we = cubic(f), wo = cubic(f + 0.25), wc = cubic(f + 0.125);
+        vec4 e0 = down(a0, a1, a2, a3, we);
+        vec4 e1 = down(b0, b1, b2, b3, we);
+        vec4 o0 = down(a0, a1, a2, a3, wo);
+        vec4 o1 = down(b0, b1, b2, b3, wo);
         vec3 z = vec3(0.0);
         vec3 inner[14] = vec3[14](z, z, rgbOf(e0), rgbOf(mix(e0, e1, 0.25)), rgbOf(mix(e0, e1, 0.5)), rgbOf(mix(e0, e1, 0.75)), z,
                                   z, z, rgbOf(o0), rgbOf(mix(o0, o1, 0.25)), rgbOf(mix(o0, o1, 0.5)), rgbOf(mix(o0, o1, 0.75)), z);
         // The chroma samples' rows: Cb and Cr on grid row fraction f, Y an eighth of a step below.
-        vec4 l0 = mix(g00, g01, f + 0.125);
-        vec4 l1 = mix(g10, g11, f + 0.125);
-        writeSamples(inner, rgbOf(vec4(l0.x, e0.yzw)), rgbOf(vec4(mix(l0.x, l1.x, 0.5), mix(e0, e1, 0.5).yzw)));
+        float l0 = dot(vec4(a0.x, a1.x, a2.x, a3.x), wc);
+        float l1 = dot(vec4(b0.x, b1.x, b2.x, b3.x), wc);
+        writeSamples(inner, rgbOf(vec4(l0, e0.yzw)), rgbOf(vec4(mix(l0, l1, 0.5), mix(e0, e1, 0.5).yzw)));
     }
 
     """ + FrameRenderer.blockEntry
