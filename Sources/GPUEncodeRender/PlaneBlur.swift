@@ -23,7 +23,7 @@ import GPUEncodeFilters
 // merges two rows of taps into one fetch: a vertical mix of a packed texel is exact):
 //   1. luma columns: each texel's four columns blurred vertically at every 4th row (RGBA16F);
 //   2. chroma columns: the same for Cb and Cr, at every 2nd chroma row;
-//   3. grid: those blurred horizontally at every 4th column / 2nd chroma column, Y'CbCr in one texel;
+//   3. grid: those blurred horizontally at every 4th column / 2nd chroma column, Y'CbCr in one RGBA8 texel;
 //   4. NV12: each 4x2 block interpolates its eight Y and two CbCr from the 2x4 grid texels around it
 //      and converts them (through R'G'B') to the output's Y'CbCr with the reference's NV12 writer.
 //
@@ -97,6 +97,10 @@ final class PlaneBlur {
             glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), GL_LINEAR)
             glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), GL_LINEAR)
         }
+        // The columns in half float (their sums, 8-bit, would add half a code before the grid's own
+        // half code); the grid in RGBA8. why: llvmpipe fetches and writes float formats through a
+        // much slower path than RGBA8: the NV12 pass's eight grid fetches took 22 ms a 1080p frame
+        // from RGBA16F, 5 ms from RGBA8 (loaded machine), and testsrc2 stays within 2.5 codes.
         let half = GLenum(GL_RGBA16F)
         let luma = PlaneBlurKernel(sigma: sigma, radius: radius)
         let chroma = PlaneBlurKernel(sigma: sigma / 2, radius: (radius + 1) / 2)
@@ -105,27 +109,20 @@ final class PlaneBlur {
         chromaColumns = (try ShaderProgram(fragment: PlaneBlurShaders.columns(chroma, planes: ["texU", "texV"], rowStep: step / 2), label: "plane blur, chroma columns"),
                          try RenderTarget(width: planes[1].width, height: gridSize.1, formats: [half, half]))
         grid = (try ShaderProgram(fragment: PlaneBlurShaders.rows(luma: luma, chroma: chroma), label: "plane blur, rows"),
-                try RenderTarget(width: gridSize.0, height: gridSize.1, formats: [half]))
+                try RenderTarget(width: gridSize.0, height: gridSize.1, formats: [GLenum(GL_RGBA8)]))
         output = (try ShaderProgram(fragment: writer(PlaneBlurShaders.nv12), label: "plane blur, grid to NV12"),
                   try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)]))
         for (program, _) in [lumaColumns, chromaColumns, grid, output] { setUp(program) }
 
         lumaColumns.program.use()
         lumaColumns.program.set("planeSize", Float(planes[0].width), Float(h))
-        FilterBindings.setArray(lumaColumns.program, "offsets", luma.pairs.offsets)
-        FilterBindings.setArray(lumaColumns.program, "weights", luma.pairs.weights)
         chromaColumns.program.use()
         chromaColumns.program.set("planeSize", Float(planes[1].width), Float(g.chromaHeight))
-        FilterBindings.setArray(chromaColumns.program, "offsets", chroma.pairs.offsets)
-        FilterBindings.setArray(chromaColumns.program, "weights", chroma.pairs.weights)
         grid.program.use()
         grid.program.set("lumaColumns", int: 3)
         grid.program.set("cbColumns", int: 4)
         grid.program.set("crColumns", int: 5)
         glUniform2i(grid.program.location("lastTexel"), GLint(planes[0].width - 1), GLint(planes[1].width - 1))
-        FilterBindings.setArray(grid.program, "lumaWeights", luma.texelWeights(phase: 0, maxPhase: 0))
-        FilterBindings.setArray(grid.program, "chromaEven", chroma.texelWeights(phase: 0, maxPhase: 2))
-        FilterBindings.setArray(grid.program, "chromaOdd", chroma.texelWeights(phase: 2, maxPhase: 2))
         output.program.use()
         output.program.set("gridTex", int: 3)
         try FrameRenderer.checkError("setting up the plane blur")

@@ -1,5 +1,5 @@
-// The GLSL of the plane blur's passes (PlaneBlur.swift), generated for one kernel: loop bounds
-// are constants, so llvmpipe unrolls them and resolves every uniform array index.
+// The GLSL of the plane blur's passes (PlaneBlur.swift), generated for one kernel with its taps
+// written out as constants.
 
 enum PlaneBlurShaders {
     static let head = """
@@ -10,75 +10,76 @@ enum PlaneBlurShaders {
     """
 
     /// Pass 1 or 2: each packed texel's four columns of `planes` (one output each) blurred down the
-    /// column, centred on source row `rowStep` x the fragment's row; two rows a linearly filtered
-    /// fetch (`PlaneBlurKernel.pairs`), rows past the edges clamped as the reference's blur clamps.
+    /// column, centred on source row `rowStep` x (the fragment's row - 1); two rows a linearly
+    /// filtered fetch (`PlaneBlurKernel.pairs`), rows past the edges clamped as the reference's
+    /// blur clamps. Taps are constants in the code (why: llvmpipe runs fetches over uniform arrays
+    /// at several times the cost of the same fetches unrolled, as GaussianBlurFilter.unrolled says).
     static func columns(_ kernel: PlaneBlurKernel, planes: [String], rowStep: Int) -> String {
-        let n = kernel.pairs.offsets.count
-        var glsl = head + planes.map { "uniform highp sampler2D \($0);\n" }.joined() + """
-        uniform vec2 planeSize;
-        uniform float offsets[\(n)];
-        uniform float weights[\(n)];
-
-        """
+        let (offsets, weights) = kernel.pairs
+        var glsl = head + planes.map { "uniform highp sampler2D \($0);\n" }.joined() + "uniform vec2 planeSize;\n"
         glsl += planes.indices.map { "layout(location = \($0)) out vec4 column\($0);\n" }.joined()
         glsl += """
         void main() {
             float x = gl_FragCoord.x / planeSize.x;
             // Grid row r is source row (r - 1) x rowStep: one row above the picture for the cubic.
             float y = (floor(gl_FragCoord.y) - 1.0) * \(rowStep).0 + 0.5;
+            float invH = 1.0 / planeSize.y;
 
         """
         for (i, plane) in planes.enumerated() {
-            glsl += """
-                vec4 s\(i) = texture(\(plane), vec2(x, y / planeSize.y)) * weights[0];
-                for (int i = 1; i < \(n); i++) {
-                    s\(i) += (texture(\(plane), vec2(x, (y + offsets[i]) / planeSize.y))
-                        + texture(\(plane), vec2(x, (y - offsets[i]) / planeSize.y))) * weights[i];
-                }
-                column\(i) = s\(i);
-
-            """
+            glsl += "    vec4 s\(i) = textureLod(\(plane), vec2(x, y * invH), 0.0) * \(literal(weights[0]));\n"
+            for k in 1..<offsets.count {
+                glsl += "    s\(i) += (textureLod(\(plane), vec2(x, (y + \(literal(offsets[k]))) * invH), 0.0) + textureLod(\(plane), vec2(x, (y - \(literal(offsets[k]))) * invH), 0.0)) * \(literal(weights[k]));\n"
+            }
+            glsl += "    column\(i) = s\(i);\n"
         }
         return glsl + "}\n"
     }
 
     /// Pass 3: the columns blurred across at every 4th luma column (sample 0 of each packed texel)
     /// and every 2nd chroma column (sample 0 or 2), into one Y'CbCr grid texel. A texel past either
-    /// edge is the edge sample repeated, as the reference's clamped fetches read.
+    /// edge is the edge sample repeated, as the reference's clamped fetches read. Taps unrolled.
     static func rows(luma: PlaneBlurKernel, chroma: PlaneBlurKernel) -> String {
         let l = luma.texels(maxPhase: 0), c = chroma.texels(maxPhase: 2)
-        return head + """
+        let lw = luma.texelWeights(phase: 0, maxPhase: 0)
+        let even = chroma.texelWeights(phase: 0, maxPhase: 2), odd = chroma.texelWeights(phase: 2, maxPhase: 2)
+        func vec4(_ w: [Float], _ n: Int) -> String { "vec4(" + w[(4 * n)..<(4 * n + 4)].map(literal).joined(separator: ", ") + ")" }
+        var glsl = head + """
         uniform highp sampler2D lumaColumns;
         uniform highp sampler2D cbColumns;
         uniform highp sampler2D crColumns;
         uniform ivec2 lastTexel;
-        uniform vec4 lumaWeights[\(l.count)];
-        uniform vec4 chromaEven[\(c.count)];
-        uniform vec4 chromaOdd[\(c.count)];
         out vec4 gridValue;
-        vec4 across(highp sampler2D tex, int t, int row, int last) {
-            vec4 v = texelFetch(tex, ivec2(clamp(t, 0, last), row), 0);
-            return t < 0 ? vec4(v.x) : t > last ? vec4(v.w) : v;
-        }
+        #define ACROSS(tex, t, row, last, v) { int t_ = (t); v = texelFetch(tex, ivec2(clamp(t_, 0, last), row), 0); v = t_ < 0 ? vec4(v.x) : t_ > last ? vec4(v.w) : v; }
         void main() {
             ivec2 g = ivec2(gl_FragCoord.xy);
             float y = 0.0;
-            for (int k = \(l.lowerBound); k <= \(l.upperBound); k++) {
-                y += dot(across(lumaColumns, g.x + k, g.y, lastTexel.x), lumaWeights[k - (\(l.lowerBound))]);
-            }
-            int b = g.x >> 1;
-            bool odd = (g.x & 1) == 1;
-            float cb = 0.0;
-            float cr = 0.0;
-            for (int k = \(c.lowerBound); k <= \(c.upperBound); k++) {
-                vec4 w = odd ? chromaOdd[k - (\(c.lowerBound))] : chromaEven[k - (\(c.lowerBound))];
-                cb += dot(across(cbColumns, b + k, g.y, lastTexel.y), w);
-                cr += dot(across(crColumns, b + k, g.y, lastTexel.y), w);
-            }
-            gridValue = vec4(y, cb, cr, 1.0);
-        }
+            vec4 v;
 
         """
+        for (n, k) in l.enumerated() {
+            glsl += "    ACROSS(lumaColumns, g.x + (\(k)), g.y, lastTexel.x, v) y += dot(v, \(vec4(lw, n)));\n"
+        }
+        glsl += """
+            int b = g.x >> 1;
+            float odd = float(g.x & 1);
+            float cb = 0.0;
+            float cr = 0.0;
+            vec4 w;
+
+        """
+        for (n, k) in c.enumerated() {
+            glsl += "    w = mix(\(vec4(even, n)), \(vec4(odd, n)), odd);\n"
+            glsl += "    ACROSS(cbColumns, b + (\(k)), g.y, lastTexel.y, v) cb += dot(v, w);\n"
+            glsl += "    ACROSS(crColumns, b + (\(k)), g.y, lastTexel.y, v) cr += dot(v, w);\n"
+        }
+        return glsl + "    gridValue = vec4(y, cb, cr, 1.0);\n}\n"
+    }
+
+    /// A float as a GLSL literal (always with a decimal point or exponent).
+    static func literal(_ v: Float) -> String {
+        let text = "\(v)"
+        return text.contains(".") || text.contains("e") ? text : text + ".0"
     }
 
     /// Pass 4: a 4x2 block's eight Y and two CbCr interpolated from the grid texels around it (grid
