@@ -21,9 +21,9 @@ import GPUEncodeFilters
 //
 // Passes (planes uploaded four samples per RGBA8 texel, read with linear filtering vertically, which
 // merges two rows of taps into one fetch: a vertical mix of a packed texel is exact):
-//   1. luma columns: each texel's four columns blurred vertically at every 4th row (RGBA16F);
+//   1. luma columns: each texel's four columns blurred vertically at every 4th row;
 //   2. chroma columns: the same for Cb and Cr, at every 2nd chroma row;
-//   3. grid: those blurred horizontally at every 4th column / 2nd chroma column, Y'CbCr in one RGBA8 texel;
+//   3. grid: those blurred horizontally at every 4th column / 2nd chroma column, Y'CbCr in one texel;
 //   4. NV12: each 4x2 block interpolates its eight Y and two CbCr from the 2x4 grid texels around it
 //      and converts them (through R'G'B') to the output's Y'CbCr with the reference's NV12 writer.
 //
@@ -97,19 +97,19 @@ final class PlaneBlur {
             glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), GL_LINEAR)
             glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), GL_LINEAR)
         }
-        // The columns in half float (their sums, 8-bit, would add half a code before the grid's own
-        // half code); the grid in RGBA8. why: llvmpipe fetches and writes float formats through a
-        // much slower path than RGBA8: the NV12 pass's eight grid fetches took 22 ms a 1080p frame
-        // from RGBA16F, 5 ms from RGBA8 (loaded machine), and testsrc2 stays within 2.5 codes.
-        let half = GLenum(GL_RGBA16F)
+        // Columns and grid in RGBA8. why: llvmpipe fetches and writes float formats through a much
+        // slower path than RGBA8: the NV12 pass's eight grid fetches took 22 ms a 1080p frame from
+        // RGBA16F, 5 ms from RGBA8 (loaded machine). The two roundings add up to a code; testsrc2
+        // stays within 2.5 codes of the exact Gaussian.
+        let stored = GLenum(GL_RGBA8)
         let luma = PlaneBlurKernel(sigma: sigma, radius: radius)
         let chroma = PlaneBlurKernel(sigma: sigma / 2, radius: (radius + 1) / 2)
         lumaColumns = (try ShaderProgram(fragment: PlaneBlurShaders.columns(luma, planes: ["texY"], rowStep: step), label: "plane blur, luma columns"),
-                       try RenderTarget(width: planes[0].width, height: gridSize.1, formats: [half]))
+                       try RenderTarget(width: planes[0].width, height: gridSize.1, formats: [stored]))
         chromaColumns = (try ShaderProgram(fragment: PlaneBlurShaders.columns(chroma, planes: ["texU", "texV"], rowStep: step / 2), label: "plane blur, chroma columns"),
-                         try RenderTarget(width: planes[1].width, height: gridSize.1, formats: [half, half]))
+                         try RenderTarget(width: planes[1].width, height: gridSize.1, formats: [stored, stored]))
         grid = (try ShaderProgram(fragment: PlaneBlurShaders.rows(luma: luma, chroma: chroma), label: "plane blur, rows"),
-                try RenderTarget(width: gridSize.0, height: gridSize.1, formats: [GLenum(GL_RGBA8)]))
+                try RenderTarget(width: gridSize.0, height: gridSize.1, formats: [stored]))
         output = (try ShaderProgram(fragment: writer(PlaneBlurShaders.nv12), label: "plane blur, grid to NV12"),
                   try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [GLenum(GL_RGBA8), GLenum(GL_RGBA8), GLenum(GL_RGBA8)]))
         for (program, _) in [lumaColumns, chromaColumns, grid, output] { setUp(program) }
