@@ -50,8 +50,13 @@ final class PlaneBlur {
     /// - gamma light, SDR with BT.709 primaries (only a matrix between source and output, which the
     ///   blur commutes with), no kept HDR or Dolby Vision, 8-bit upright 4:2:0 samples;
     /// - a width a multiple of 8 (whole packed chroma texels, no padding samples at the right edge).
-    /// On llvmpipe it is 4 passes of a sixteenth of the outputs against the reference's 4 full-size
-    /// passes; on a GPU, where cost goes per pass, the pass count is the same, so it is taken there too.
+    /// Cost (for the cost model that will own this choice): 4 passes, none at full size but the NV12
+    /// writer's, against the reference's box-reduced R'G'B' blur (source, 2 reduced passes, a
+    /// full-size bilinear upsample, the NV12 conversion reading 28 R'G'B' texels a block). Measured
+    /// on llvmpipe (2 cores, loaded, interleaved), it does not win yet: the 1080p filter stage
+    /// 43-58 ms a frame against the reference's 34-43, the whole 1080p transcode 12.6-12.9 CPU
+    /// seconds against 11.7-11.8 (360p: equal); the columns pass (25 filtered fetches a texel) is
+    /// the cost. It is more exact on its grid, and on a GPU it reads and writes far fewer pixels.
     static func decide(_ filters: [FilterInstance], geometry g: RenderGeometry, source: YUVColorSpace, light: FilterLight,
                        keepsSignal: Bool, dolbyVision: Bool, path: RenderPath, compile: CompileOptions) -> (sigma: Double, radius: Int)? {
         guard compile.optionalPasses, path == .direct, filters.count == 1, filters[0].declaration.name == GaussianBlurFilter.declaration.name,
