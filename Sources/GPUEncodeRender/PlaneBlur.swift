@@ -19,8 +19,7 @@ import GPUEncodeFilters
 // chroma samples, h = 2) 4/8 x 224 x 0.242 / 16 = 1.7; at testsrc2's Cr corners the two axes add
 // up to 3.3, so the interpolation down the rows is Catmull-Rom (1.8; Y 1.3).
 //
-// Passes (planes uploaded four samples per RGBA8 texel, read with linear filtering vertically, which
-// merges two rows of taps into one fetch: a vertical mix of a packed texel is exact):
+// Passes (planes uploaded four samples per RGBA8 texel, as the fused pass reads them):
 //   1. luma columns: each texel's four columns blurred vertically at every 4th row;
 //   2. chroma columns: the same for Cb and Cr, at every 2nd chroma row;
 //   3. grid: those blurred horizontally at every 4th column / 2nd chroma column, Y'CbCr in one texel;
@@ -52,11 +51,9 @@ final class PlaneBlur {
     /// - a width a multiple of 8 (whole packed chroma texels, no padding samples at the right edge).
     /// Cost (for the cost model that will own this choice): 4 passes, none at full size but the NV12
     /// writer's, against the reference's box-reduced R'G'B' blur (source, 2 reduced passes, a
-    /// full-size bilinear upsample, the NV12 conversion reading 28 R'G'B' texels a block). Measured
-    /// on llvmpipe (2 cores, loaded, interleaved), it does not win yet: the 1080p filter stage
-    /// 43-58 ms a frame against the reference's 34-43, the whole 1080p transcode 12.6-12.9 CPU
-    /// seconds against 11.7-11.8 (360p: equal); the columns pass (25 filtered fetches a texel) is
-    /// the cost. It is more exact on its grid, and on a GPU it reads and writes far fewer pixels.
+    /// full-size bilinear upsample, the NV12 conversion reading 28 R'G'B' texels a block). On
+    /// llvmpipe (2 cores, loaded, interleaved) the 1080p filter stage is 20-23 ms a frame against
+    /// the reference's 27-30; on a GPU it reads and writes far fewer pixels in as many passes.
     static func decide(_ filters: [FilterInstance], geometry g: RenderGeometry, source: YUVColorSpace, light: FilterLight,
                        keepsSignal: Bool, dolbyVision: Bool, path: RenderPath, compile: CompileOptions) -> (sigma: Double, radius: Int)? {
         guard compile.optionalPasses, path == .direct, filters.count == 1, filters[0].declaration.name == GaussianBlurFilter.declaration.name,
@@ -95,13 +92,6 @@ final class PlaneBlur {
         let (w, h) = (g.sourceWidth, g.sourceHeight)
         // Grid rows from one above the picture to two below its last (the cubic's four rows).
         let gridSize = (w / step + 1, (h - 1) / step + 4)
-        // Linear filtering on the packed planes: vertical taps two rows a fetch. (Across, a filtered
-        // fetch would mix samples four apart, so the passes read whole texels at their centres.)
-        for t in planes {
-            glBindTexture(GLenum(GL_TEXTURE_2D), t.id)
-            glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), GL_LINEAR)
-            glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), GL_LINEAR)
-        }
         // Columns and grid in RGBA8. why: llvmpipe fetches and writes float formats through a much
         // slower path than RGBA8: the NV12 pass's eight grid fetches took 22 ms a 1080p frame from
         // RGBA16F, 5 ms from RGBA8 (loaded machine). The two roundings add up to a code; testsrc2
@@ -158,8 +148,8 @@ final class PlaneBlur {
     }
 }
 
-/// A normalised Gaussian truncated at `radius` (as `gaussianBlur`'s), in the two shapes the plane
-/// blur's passes read: merged vertical pairs and per-texel weights across.
+/// A normalised Gaussian truncated at `radius` (as `gaussianBlur`'s): weights by distance down the
+/// columns, per packed texel across.
 struct PlaneBlurKernel {
     let radius: Int
     /// weight[d] for distance d = 0...radius.
@@ -173,19 +163,6 @@ struct PlaneBlurKernel {
     }
 
     func weight(_ d: Int) -> Double { abs(d) <= radius ? half[abs(d)] : 0 }
-
-    /// Neighbouring taps (i, i+1) merged into one linearly filtered fetch at their weighted position.
-    var pairs: (offsets: [Float], weights: [Float]) {
-        var offsets: [Float] = [0], weights: [Float] = [Float(half[0])]
-        var i = 1
-        while i <= radius {
-            let a = half[i], b = i + 1 <= radius ? half[i + 1] : 0
-            offsets.append(Float((Double(i) * a + Double(i + 1) * b) / (a + b)))
-            weights.append(Float(a + b))
-            i += 2
-        }
-        return (offsets, weights)
-    }
 
     /// The packed texels across (four samples each) a grid point reads, relative to the texel holding
     /// its centre, where the centre is sample 0 or (`phases` 2: chroma's odd grid columns) sample 2.

@@ -10,26 +10,27 @@ enum PlaneBlurShaders {
     """
 
     /// Pass 1 or 2: each packed texel's four columns of `planes` (one output each) blurred down the
-    /// column, centred on source row `rowStep` x (the fragment's row - 1); two rows a linearly
-    /// filtered fetch (`PlaneBlurKernel.pairs`), rows past the edges clamped as the reference's
-    /// blur clamps. Taps are constants in the code (why: llvmpipe runs fetches over uniform arrays
-    /// at several times the cost of the same fetches unrolled, as GaussianBlurFilter.unrolled says).
+    /// column, centred on source row `rowStep` x (the fragment's row - 1), rows past the edges
+    /// clamped as the reference's blur clamps. Taps are constants in the code (why: llvmpipe runs
+    /// fetches over uniform arrays at several times the cost of the same fetches unrolled, as
+    /// GaussianBlurFilter.unrolled says), one texelFetch a row. why not two rows a linearly
+    /// filtered fetch: on llvmpipe 25 filtered fetches cost more than 49 texelFetches (1080p filter
+    /// stage 32-35 ms a frame against 21-25).
     static func columns(_ kernel: PlaneBlurKernel, planes: [String], rowStep: Int) -> String {
-        let (offsets, weights) = kernel.pairs
         var glsl = head + planes.map { "uniform highp sampler2D \($0);\n" }.joined() + "uniform vec2 planeSize;\n"
         glsl += planes.indices.map { "layout(location = \($0)) out vec4 column\($0);\n" }.joined()
         glsl += """
         void main() {
-            float x = gl_FragCoord.x / planeSize.x;
             // Grid row r is source row (r - 1) x rowStep: one row above the picture for the cubic.
-            float y = (floor(gl_FragCoord.y) - 1.0) * \(rowStep).0 + 0.5;
-            float invH = 1.0 / planeSize.y;
+            ivec2 p = ivec2(int(gl_FragCoord.x), (int(gl_FragCoord.y) - 1) * \(rowStep));
+            int last = int(planeSize.y) - 1;
 
         """
+        func row(_ plane: String, _ d: Int) -> String { "texelFetch(\(plane), ivec2(p.x, clamp(p.y + (\(d)), 0, last)), 0)" }
         for (i, plane) in planes.enumerated() {
-            glsl += "    vec4 s\(i) = textureLod(\(plane), vec2(x, y * invH), 0.0) * \(literal(weights[0]));\n"
-            for k in 1..<offsets.count {
-                glsl += "    s\(i) += (textureLod(\(plane), vec2(x, (y + \(literal(offsets[k]))) * invH), 0.0) + textureLod(\(plane), vec2(x, (y - \(literal(offsets[k]))) * invH), 0.0)) * \(literal(weights[k]));\n"
+            glsl += "    vec4 s\(i) = \(row(plane, 0)) * \(literal(Float(kernel.half[0])));\n"
+            for d in 1...kernel.radius {
+                glsl += "    s\(i) += (\(row(plane, d)) + \(row(plane, -d))) * \(literal(Float(kernel.half[d])));\n"
             }
             glsl += "    column\(i) = s\(i);\n"
         }
