@@ -43,7 +43,7 @@ public enum GaussianBlurFilter {
         return (offsets, weights)
     }
 
-    public static func radius(_ f: FilterInstance) -> (sigma: Double, radius: Int) {
+    static func radius(_ f: FilterInstance) -> (sigma: Double, radius: Int) {
         var sigma = f.double("sigma")
         var radius = Int(f.double("radius"))
         if sigma <= 0 { sigma = max(Double(radius) / 3, 0.01) }
