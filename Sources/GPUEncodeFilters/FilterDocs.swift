@@ -24,6 +24,7 @@ public enum FilterDocs {
             s += "| filter | kind | what it does |\n|---|---|---|\n"
             for d in list { s += "| [`\(d.name)`](#\(d.name.lowercased())) | \(kind(d)) | \(escape(d.summary)) |\n" }
             s += "\n"
+            if category == .blur { s += blurNote }
             for d in list {
                 s += "### \(d.name)\n\n\(escape(d.summary))\n\n"
                 var rows = d.parameters.map { p in
@@ -41,6 +42,18 @@ public enum FilterDocs {
         }
         return s
     }
+
+    /// What a blur's sizes mean, whichever way the renderer computes it.
+    static let blurNote = """
+    A blur's `sigma` and `radius` are in pixels of the picture it runs on: the chain's picture at that point
+    (after any crop, resize or rotation before it), not the source's or the output's. The renderer never moves a
+    downscale (or the output scaler) across a blur, since that would change what its sigma means. How it computes
+    a blur may differ: a wide `gaussianBlur` (sigma 8 and up, quality auto) alone on 8-bit SDR 4:2:0 video runs on
+    the Y'CbCr planes themselves (luma with sigma, chroma with sigma / 2 at chroma resolution), which is the same
+    Gaussian where the picture lies inside the R'G'B' cube; `--no-optimize` keeps the blur in R'G'B'.
+
+
+    """
 
     /// The file parameters of every filter, as docs/presets.md lists them ("`lut3d`'s `file`, ..."):
     /// generated, so a renamed parameter (toneCurve's is `acv`) cannot leave the page behind.

@@ -122,4 +122,11 @@ extension FrameRenderer {
             program.set("chromaTex", int: 1)
         }
     }
+
+    /// A large Gaussian blur alone on the planes (`PlaneBlur`), written to NV12 by its last pass.
+    func makePlaneBlur(_ p: ProgramInputs, sigma: Double, radius: Int) throws {
+        let blur = try PlaneBlur(geometry: geometry, sigma: sigma, radius: radius, planes: planes, writer: p.writer, setUp: p.uniforms.set(on:))
+        planeBlur = blur
+        nv12 = blur.output.target
+    }
 }

@@ -18,7 +18,7 @@ public final class FrameRenderer {
     /// Kept HDR (`keepsSignal`): 10-bit output planes (a yuv420p10le frame: Y, Cb, Cr), in the
     /// source's matrix and range, instead of 8-bit BT.709 limited range.
     public let writesTenBit: Bool
-    private let planes: [Texture]
+    let planes: [Texture]
     /// Source planes uploaded four samples per RGBA8 texel (the fused single pass reads them so).
     let packed: Bool
     /// The three-attachment target (even Y rows, odd Y rows, CbCr) read back as NV12: the fused
@@ -28,6 +28,8 @@ public final class FrameRenderer {
     var fast: [(program: ShaderProgram, target: RenderTarget, bindings: FilterBindings)] = []
     /// Otherwise: the chain through RGBA textures, then its conversion to Y and CbCr.
     var chain: ChainRenderer?
+    /// Or, for a large Gaussian blur alone, the blur on the planes themselves (`BlurOnPlanes`).
+    var planeBlur: PlaneBlur?
     /// `--peak-detect`: the GPU measurement of each frame's peak.
     private var detector: PeakDetector?
     /// Dolby Vision: the reshaping whose uniforms each frame's RPU sets (`setDolbyVision`), the RPU
@@ -127,7 +129,11 @@ public final class FrameRenderer {
         let inputs = ProgramInputs(graph: graph, sourceColor: sourceColor, uniforms: uniforms, limits: limits,
                                    precise: job.precise, tenBit: keepsSignal, canCompute: canCompute)
         passes = graph.programs
-        if graph.execution == .chain { try makeChainPrograms(inputs, writesNV12: writesNV12) } else { try makeFusedPrograms(inputs) }
+        switch graph.execution {
+        case .chain: try makeChainPrograms(inputs, writesNV12: writesNV12)
+        case .planeBlur(let sigma, let radius): try makePlaneBlur(inputs, sigma: sigma, radius: radius)
+        default: try makeFusedPrograms(inputs)
+        }
         if keepsSignal, let target = nv12 ?? conversion.first?.target ?? fast.first?.target, !target.readsShorts {
             throw GPUEncodeError(.gpu, "this GPU cannot read 16-bit integer targets as GL_UNSIGNED_SHORT, which --hdr keep with filters needs")
         }
@@ -304,6 +310,10 @@ public final class FrameRenderer {
                 program.set("detectedPeak", peak)
             }
             chain?.setEveryProgram("detectedPeak", peak)
+        }
+        if let planeBlur {
+            planeBlur.render { runBlocks($0) }
+            return
         }
         if let chain {
             let result = chain.render(time: time, frameIndex: frameIndex)

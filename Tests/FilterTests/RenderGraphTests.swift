@@ -93,7 +93,7 @@ final class RenderGraphTests: FilterTestCase {
     }
 
     func testExecutionFollowsTheChainAndTheLayout() throws {
-        XCTAssertEqual(try compiled(job([try sepia()])).graph.execution, .packedBlocks)
+        XCTAssertEqual(try compiled(job([try sepia()]), .reference).graph.execution, .packedBlocks)
         XCTAssertEqual(try compiled(job([try sepia()], rotation: .clockwise90)).graph.execution, .lumaAndChroma)
         XCTAssertEqual(try compiled(job([try filter("gaussianBlur")])).graph.execution, .chain)
         XCTAssertEqual(try compiled(job([try sepia()], path: .viaRGBA)).graph.execution, .chain)
@@ -144,6 +144,24 @@ final class RenderGraphTests: FilterTestCase {
         let graph = try compiled(gpuJob).graph
         XCTAssertTrue(graph.notes.contains { $0.contains("hardware GPU") }, "\(graph.notes)")
         XCTAssertTrue(graph.nodes[graph.scaleIndex!].description.contains("GPU, Lanczos passes"))
+    }
+
+    /// Plane-native chains and the blur on planes are optional passes that change the execution:
+    /// sepia's block pass evaluates the chain per luma pixel and per chroma sample; a sigma-8 blur
+    /// alone runs on the Y'CbCr planes, its matrix to R'G'B' moved after it. The reference keeps both.
+    func testOptionalExecutionsAndTheReference() throws {
+        XCTAssertEqual(try compiled(job([try sepia()])).graph.execution, .planeNativeBlocks)
+        XCTAssertEqual(try compiled(job([try sepia()]), .reference).graph.execution, .packedBlocks)
+        XCTAssertEqual(try compiled(job([try filter("hue")])).graph.execution, .packedBlocks,
+                       "a look outside the plane-native set keeps the reference's block")
+        let blur = try filter("gaussianBlur", ["sigma": .float(8)])
+        let r = try compiled(job([blur]))
+        XCTAssertEqual(r.graph.execution, RenderExecution.planeBlur(sigma: 8, radius: 24))
+        let list = nodes(r, after: "blur on planes")
+        XCTAssertLessThan(list.firstIndex { $0.hasPrefix("filter 1: gaussianBlur") }!, list.firstIndex { $0.hasPrefix("Y'CbCr to R'G'B'") }!, "\(list)")
+        XCTAssertEqual(r.graph.programs.count, 4)
+        XCTAssertEqual(try compiled(job([blur]), .reference).graph.execution, .chain)
+        XCTAssertEqual(try compiled(job([blur], bits: 10)).graph.execution, .chain, "10-bit sources keep the RGBA chain")
     }
 
     func testCostModelByRendererName() {

@@ -60,6 +60,8 @@ public enum RenderExecution: Sendable, Equatable, CustomStringConvertible {
     case lumaAndChroma
     /// The chain through RGBA textures (sampling filters, or a path asked for), then a conversion.
     case chain
+    /// A large Gaussian blur alone, on the Y'CbCr planes at a quarter of the pixels (`PlaneBlur`).
+    case planeBlur(sigma: Double, radius: Int)
 
     public var description: String {
         switch self {
@@ -67,6 +69,7 @@ public enum RenderExecution: Sendable, Equatable, CustomStringConvertible {
         case .planeNativeBlocks: return "one fused pass, source planes to NV12 in 4x2 blocks, plane-native (luma per pixel, chroma per sample)"
         case .lumaAndChroma: return "fused luma and chroma passes, source planes to output planes"
         case .chain: return "the chain through RGBA textures, then to Y'CbCr"
+        case .planeBlur(let sigma, _): return "the Gaussian blur (sigma \(sigma)) on the Y'CbCr planes at every 4th pixel, interpolated into NV12"
         }
     }
 }
@@ -78,7 +81,12 @@ public struct RenderGraph: Sendable, CustomStringConvertible {
     /// Set by `ChooseExecution`.
     public var execution: RenderExecution?
     /// Whether the programs read the source planes packed, four samples a texel (the block passes).
-    public var readsPacked: Bool { execution == .packedBlocks || execution == .planeNativeBlocks }
+    public var readsPacked: Bool {
+        switch execution {
+        case .packedBlocks, .planeNativeBlocks, .planeBlur: return true
+        default: return false
+        }
+    }
     /// No filter changes the picture (`DropIdentity`): R'G'B' are carried unclamped.
     public var transparent = false
     /// The scale runs on the source's Y'CbCr codes, the matrix changed once at the end (`InsertConversions`).

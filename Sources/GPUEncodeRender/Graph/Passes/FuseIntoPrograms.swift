@@ -10,6 +10,14 @@ public struct FuseIntoPrograms: GraphPass {
 
     public func run(_ graph: inout RenderGraph, job: RenderJob) throws {
         let rendered = graph.renderedFilters
+        if case .planeBlur(let sigma, _) = graph.execution {
+            // The blur takes its first three passes; the conversions after it are the fourth.
+            graph.programs = PlaneBlur.passLines(sigma: sigma)
+            for i in graph.nodes.indices where i > 0 && i < graph.nodes.count - 1 {
+                graph.nodes[i].program = graph.nodes[i].filter != nil ? 0 : 3
+            }
+            return
+        }
         guard graph.execution == .chain else {
             for i in graph.nodes.indices where i > 0 && i < graph.nodes.count - 1 { graph.nodes[i].program = 0 }
             if !job.filters.isEmpty { graph.programs = [FrameRenderer.fusedPassLine(job.filters)] }
