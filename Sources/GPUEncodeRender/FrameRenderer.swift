@@ -32,6 +32,8 @@ public final class FrameRenderer {
     /// the programs hold and the one the next frame is drawn with.
     private let dolbyVision: DolbyVisionReshape?
     private var appliedRPU: DolbyVisionRPU?
+    /// Baked colour (optional passes): the fused passes' `filtered` as one 3D table lookup.
+    private var baked: BakedColour?
     private var nextRPU: DolbyVisionRPU?
     /// The peak (target-peak units) the last frame was tone-mapped with, when peaks are detected.
     var detectedPeak: Double? { detector?.peak }
@@ -217,24 +219,29 @@ public final class FrameRenderer {
             let owners = rendered.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
             let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.forDepth(FrameRenderer.prelude(rendered, color: sourceColor, roundTo8Bits: !precise), bits: g.bitDepth), linear)
             var resources: [String: [String: ResourceTexture]] = [:]
+            baked = try BakedColour.make(exact: prelude, filters: rendered, owners: owners, color: sourceColor, bits: g.bitDepth, tenBit: tenBit,
+                                         roundsTo8Bits: !precise, compile: compile, setUp: setUp, resources: &resources)
+            let (fused, fusedOwners) = baked.map { ($0.prelude, []) } ?? (prelude, owners)
+            if let baked, !passes.isEmpty { passes[0] += "; " + baked.description }
             var made: [(ShaderProgram, RenderTarget)] = []
             if packed {
-                let glsl = writer(prelude + FrameRenderer.packedBlockMain)
+                let glsl = writer(fused + FrameRenderer.packedBlockMain)
                 // Compute needs GLES 3.1 and the 8-bit NV12 writer, and no fused filter may read gl_FragCoord.
-                computeBlocks = canCompute && !prelude.contains("gl_FragCoord")
+                computeBlocks = canCompute && !fused.contains("gl_FragCoord")
                 made = [(try blockProgram(glsl, label: "Y'CbCr (filters fused)"),
                          try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [rgba8, rgba8, rgba8]))]
             } else {
                 made = [
-                    (try ShaderProgram(fragment: writer(prelude + FrameRenderer.directLumaMain), label: "luma (filters fused)"),
+                    (try ShaderProgram(fragment: writer(fused + FrameRenderer.directLumaMain), label: "luma (filters fused)"),
                      try RenderTarget(width: (w + 3) / 4, height: h, formats: [rgba8])),
-                    (try ShaderProgram(fragment: writer(prelude + FrameRenderer.directChromaMain), label: "chroma (filters fused)"),
+                    (try ShaderProgram(fragment: writer(fused + FrameRenderer.directChromaMain), label: "chroma (filters fused)"),
                      try RenderTarget(width: w / 2, height: h / 2, formats: [r8, r8])),
                 ]
             }
             for (program, target) in made {
                 setUp(program)
-                fast.append((program, target, try FilterBindings(program: program, owners: owners, resources: &resources,
+                baked?.setUp(program)
+                fast.append((program, target, try FilterBindings(program: program, owners: fusedOwners, resources: &resources,
                                                                  inputSize: (g.uprightWidth, g.uprightHeight))))
             }
             if packed { nv12 = made[0].1 }
@@ -304,7 +311,7 @@ public final class FrameRenderer {
     public func renderRGBA(source: [Plane], time: Double = 0) throws -> RGBAImage {
         guard let chain else { preconditionFailure("renderRGBA needs the viaRGBA or unfused path") }
         upload(source)
-        applyDolbyVision()
+        try applyDolbyVision()
         defer { frameIndex += 1 }
         let result = chain.render(time: time, frameIndex: frameIndex)
         let pixels: [UInt8]
@@ -346,7 +353,7 @@ public final class FrameRenderer {
             try FrameRenderer.checkError("reading a frame back")
         }
         if let upload { transfers.commitUpload(upload) } else { bindSourcePlanes() }
-        draw(time: time)
+        try draw(time: time)
         frameIndex += 1
         queueReadback()
         // Sends this frame's commands now: the next call looks at the oldest frame's fence without
@@ -426,16 +433,18 @@ public final class FrameRenderer {
     }
 
     /// Sets the next frame's RPU on every program that reads the source, when it changed.
-    private func applyDolbyVision() {
+    private func applyDolbyVision() throws {
         guard let dolbyVision, let rpu = nextRPU, rpu != appliedRPU else { return }
         for (program, _, _) in fast { dolbyVision.set(rpu, on: program) }
+        try baked?.rebake { dolbyVision.set(rpu, on: $0) }
         chain?.forEveryProgram { dolbyVision.set(rpu, on: $0) }
         if let detector { dolbyVision.set(rpu, on: detector.measuringProgram) }
         appliedRPU = rpu
     }
 
-    private func draw(time: Double) {
-        applyDolbyVision()
+    private func draw(time: Double) throws {
+        try applyDolbyVision()
+        try baked?.update(time: time)
         if let detector {
             // This frame's peak, measured before it is tone-mapped.
             let peak = Float(detector.measure())
@@ -497,7 +506,7 @@ public final class FrameRenderer {
     public func renderMeasured(source: [Plane], output: [Plane], times: StageTimes) throws {
         guard let target = nv12, !writesTenBit else { return try render(source: source, output: output) }
         times.begin(.upload); upload(source); times.end(.upload)
-        times.begin(.draw); draw(time: 0); times.end(.draw)
+        times.begin(.draw); try draw(time: 0); times.end(.draw)
         frameIndex += 1
         if transfers != nil {
             times.begin(.readback); queueReadback(); times.end(.readback)
@@ -517,7 +526,7 @@ public final class FrameRenderer {
     func render(source: [Plane]?, output: [Plane], time: Double = 0) throws {
         precondition((source?.count ?? 3) == 3 && output.count == (nv12 != nil && !writesTenBit ? 2 : 3) && pendingReads.isEmpty)
         if let source { upload(source) } else { bindSourcePlanes() }
-        draw(time: time)
+        try draw(time: time)
         frameIndex += 1
         if writesTenBit {
             if transfers != nil {
