@@ -272,6 +272,8 @@ final class BakedColour {
         let rows = (points + tiles - 1) / tiles
         let (w, h) = (points * tiles, points * rows)
         let target = try RenderTarget(width: w, height: h, formats: [GLenum(GL_RGBA32F)])
+        // (After the target: making its texture binds it on the active unit, which may be a filter's.)
+        if program === bake { bindings.bind() }
         program.use()
         program.set("bakePoints", int: Int32(points))
         program.set("bakeTiles", int: Int32(tiles))
@@ -279,6 +281,7 @@ final class BakedColour {
         if case .rgb = input { program.set("bakeRGB", int: 1) } else { program.set("bakeRGB", int: 0) }
         target.bind()
         glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+        glActiveTexture(GLenum(GL_TEXTURE0))
         var pixels = [Float](repeating: 0, count: w * h * 4)
         glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
         glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), target.fbo)
@@ -300,8 +303,7 @@ final class BakedColour {
 
     /// The exact `filtered` at the table's points.
     private func grid(_ points: Int) throws -> [Float] {
-        bindings.bind()
-        return try render(bake, points: points)
+        try render(bake, points: points)
     }
 
     /// Makes `rgb` (an `n`³ grid, `render`'s order) the table; RGBA32F, read with texelFetch.
