@@ -5,7 +5,7 @@ import GPUEncodeFilters
 
 // Baked colour: the fused passes' `filtered(yuv, uv)` (the source conversion: Y'CbCr matrix, HDR
 // transfer, tone and gamut mapping, Dolby Vision reshaping; then the preset's point filters) as one
-// 3D table looked up with tetrahedral interpolation, indexed by the source's clamped R'G'B' (`Input`).
+// 3D table (trilinear or tetrahedral: `Interpolation`), indexed by the source's clamped R'G'B' (`Input`).
 // The table is the exact GLSL sampled: a grid of values is drawn through the very `filtered` the
 // exact passes compile into a float target and read back, never computed again on the CPU. Its edge
 // is the smallest of `sizes` whose lookup stays within `bound` of the exact values at every point of
@@ -13,10 +13,13 @@ import GPUEncodeFilters
 // exact passes run. The writers after `filtered` (matrix to the output's Y'CbCr, chroma decimation,
 // dither, 10-bit codes) are unchanged.
 //
-// Measured (llvmpipe, the check grid's worst error in code values at 17³ / 33³ / 65³): 1977 on 8-bit
-// 6 / 3 / 3 (bound 3: 33³), nashville 5 / 3 / 2.5, chrome 4 / 2.5 / 1.5, fade 1 (17³). HDR to SDR
-// does not bake: HLG testsrc2 71 / 31 / 24, the real HLG clip 94 at 65³. Tone mapping's gamut
-// mapping pins a channel at 0 for colours outside BT.709 and the SDR encoding (a 1/2.4 power) is
+// Measured (llvmpipe, trilinear, the check grid's worst error in code values at 17³ / 33³ / 65³,
+// bound after the slash): 8-bit sources 1977 6 / 3 (3: 33³), nashville 5 / 3 (3: 33³), transfer
+// 3 / 2 (2.5: 33³), instant 1.5 (2.5: 17³); 10-bit sources transfer 3.8 / 1.9 / 0.94 (1: 65³),
+// instant 0.64 (17³); --hdr keep transfer 15 / 7.5 / 3.8 (4: 65³), instant 2.6 (17³); 1977 on
+// 10-bit sources 1.6 at 65³ (not baked: its filters clamp, kinks inside cells). HDR to SDR does not
+// bake (tetrahedral): HLG testsrc2 71 / 31 / 24, the real HLG clip 94 at 65³, PQ 56 / 36 / 28. Tone mapping's
+// gamut mapping pins a channel at 0 for colours outside BT.709 and the SDR encoding (a 1/2.4 power) is
 // vertical there, so a cell across that edge is off by a tenth of the range whatever its size
 // (the error falls as the 0.42th power of the cell). Baking it needs the encoding after the lookup
 // and the table before the gamut mapping: a split of `SourceColorShader`'s GLSL not made here.
@@ -57,6 +60,41 @@ final class BakedColour {
         }
     }
     let input: Input
+
+    /// Between the table's points. Tetrahedral (4 texel fetches and the weights, as `lut3d`'s) is
+    /// the more exact; trilinear is one `texture` call, which llvmpipe's sampler does in its own
+    /// code: 1080p 1977's filter stage took 108-124 ms a frame tetrahedral, 51 trilinear, 58-83
+    /// exact. Both hold the same bound at the same sizes for every built-in look (measured), and
+    /// the bound is checked with whichever runs.
+    enum Interpolation: Equatable {
+        case tetrahedral, trilinear
+
+        /// The body of `filtered` after `vec3 t = …;` (t: the position in table points), to `rgb`.
+        var glsl: String {
+            switch self {
+            case .trilinear:
+                return "    vec3 rgb = texture(bakedTable, (t + 0.5) / (bakedLast + 1.0)).rgb;\n"
+            case .tetrahedral:
+                return """
+                    vec3 base = min(floor(t), vec3(bakedLast - 1.0));
+                    vec3 f = t - base;
+                    ivec3 i = ivec3(base);
+                    // Without branches (llvmpipe runs every side of a branch its lanes disagree on): the
+                    // cell's tetrahedron runs from corner 000 along the axis of the largest fraction,
+                    // then the next largest, to 111. Tied fractions give a zero weight to whichever
+                    // corner the tie picks.
+                    float hi = max(max(f.x, f.y), f.z);
+                    float lo = min(min(f.x, f.y), f.z);
+                    float mid = f.x + f.y + f.z - hi - lo;
+                    ivec3 first = ivec3(step(vec3(hi), f));
+                    ivec3 second = ivec3(step(vec3(mid), f));
+                    vec3 rgb = (1.0 - hi) * bakedAt(i) + (hi - mid) * bakedAt(i + first) + (mid - lo) * bakedAt(i + second)
+                        + lo * bakedAt(i + ivec3(1));
+
+                """
+            }
+        }
+    }
     /// The error bound in output code values: 1 for 8-bit outputs, 4 (of 1023) for 10-bit ones,
     /// widened by half a code value for each filter whose result the exact passes round to 8 bits
     /// (8-bit sources in gamma light: GPUImage's look), a staircase that no interpolation follows.
@@ -65,6 +103,8 @@ final class BakedColour {
     let codeScale: Double
 
     private var table: GLuint = 0
+    /// How the table is interpolated (the lookup's GLSL and the texture's filter).
+    let interpolation: Interpolation
     private let bake: ShaderProgram
     private let check: ShaderProgram
     private let bindings: FilterBindings
@@ -82,7 +122,7 @@ final class BakedColour {
     /// owners, bound on the baking program as the exact passes bind them. `roundsTo8Bits`: the
     /// exact chain rounds each filter's result to 8 bits (`FilterCodegen.pointChain`).
     static func make(exact: String, filters: [FilterInstance], owners: [(String, FilterInstance)], color: SourceColorShader,
-                     bits: Int, tenBit: Bool, roundsTo8Bits: Bool, compile: CompileOptions, setUp: (ShaderProgram) -> Void,
+                     bits: Int, tenBit: Bool, roundsTo8Bits: Bool, compile: CompileOptions, interpolation: Interpolation = .trilinear, setUp: (ShaderProgram) -> Void,
                      resources: inout [String: [String: ResourceTexture]]) throws -> BakedColour? {
         // (An unclamped source conversion, which only transparent chains have, is a bare matrix.)
         // Dolby Vision is HDR to SDR, which no table size within the bound holds (above); its table
@@ -92,18 +132,19 @@ final class BakedColour {
               isPositionIndependent(filters, color: color) else { return nil }
         let input: Input = color.dolbyVision != nil
             ? .yCbCr(bits > 8 ? Double((1 << bits) - 1) / Double(255 << (bits - 8)) : 1) : .rgb(color.signalMax)
-        let lookup = lookupPrelude(bits: bits, input: input)
+        let lookup = lookupPrelude(bits: bits, input: input, interpolation: interpolation)
         guard shouldBake(exact: exact, baked: lookup) else { return nil }
-        let baked = try BakedColour(exact: exact, lookup: lookup, owners: owners, input: input, tenBit: tenBit,
+        let baked = try BakedColour(exact: exact, lookup: lookup, owners: owners, input: input, interpolation: interpolation, tenBit: tenBit,
                                     roundings: roundsTo8Bits ? filters.count : 0,
                                     setUp: setUp, resources: &resources)
         return baked.worstError <= baked.bound + BakedColour.slack ? baked : nil
     }
 
-    private init(exact: String, lookup: String, owners: [(String, FilterInstance)], input: Input, tenBit: Bool, roundings: Int,
+    private init(exact: String, lookup: String, owners: [(String, FilterInstance)], input: Input, interpolation: Interpolation, tenBit: Bool, roundings: Int,
                  setUp: (ShaderProgram) -> Void, resources: inout [String: [String: ResourceTexture]]) throws {
         prelude = lookup
         self.input = input
+        self.interpolation = interpolation
         (bound, codeScale) = tenBit ? (4 + 0.5 * Double(roundings), 1020) : (1 + 0.5 * Double(roundings), 255)
         bake = try ShaderProgram(fragment: exact + BakedColour.gridMain, label: "colour baking")
         setUp(bake)
@@ -155,17 +196,22 @@ final class BakedColour {
     /// The cost model's one decision: bake where the lookup costs less than the exact `filtered`
     /// on this renderer. On llvmpipe a fragment's cost is its arithmetic and texel fetches
     /// (`estimatedCost`); both shaders share their head, so the whole texts are compared.
-    /// (Sepia's few multiply-adds beat the lookup's four fetches; HLG tone mapping and 1977 do not.)
+    /// (Sepia's few multiply-adds, and chrome's or fade's, beat the lookup; HLG tone mapping and
+    /// 1977 do not.)
     static func shouldBake(exact: String, baked: String) -> Bool {
         estimatedCost(exact) > estimatedCost(baked)
     }
 
     /// A rough per-fragment cost of a shader's text, in arithmetic operations: an operator 1, a
     /// built-in like mix or clamp 2, a transcendental 8, a texel fetch 12 (llvmpipe gathers each
-    /// lane's texel), a branch 2. Functions are counted once whether or not they are called.
+    /// lane's texel), a filtered `texture` read 60 (the sampler reads and weighs up to 8 texels),
+    /// a branch 2. Functions are counted once whether or not they are called. Calibrated on
+    /// llvmpipe, 1080p filter stage: the trilinear lookup costs about 45 ms a frame over the
+    /// identity chain, 1977's exact colour work 55-75, sepia's 2.4.
     static func estimatedCost(_ glsl: String) -> Int {
         let transcendental: Set<String> = ["pow", "exp", "exp2", "log", "log2", "sqrt", "inversesqrt", "sin", "cos", "tan", "asin", "acos", "atan"]
-        let fetches: Set<String> = ["texelFetch", "texture", "textureGather", "textureLod"]
+        let fetches: Set<String> = ["texelFetch", "textureGather"]
+        let filtered: Set<String> = ["texture", "textureLod"]
         let tokens = scan(glsl)
         var cost = 0
         for (i, t) in tokens.enumerated() {
@@ -174,7 +220,7 @@ final class BakedColour {
             } else if t == "if" || t == "?" {
                 cost += 2
             } else if i + 1 < tokens.count, tokens[i + 1] == "(", t.first?.isLetter == true {
-                cost += transcendental.contains(t) ? 8 : fetches.contains(t) ? 12 : builtins.contains(t) ? 2 : 0
+                cost += transcendental.contains(t) ? 8 : fetches.contains(t) ? 12 : filtered.contains(t) ? 60 : builtins.contains(t) ? 2 : 0
             }
         }
         return cost
@@ -212,7 +258,7 @@ final class BakedColour {
 
     /// The fused passes' head with `filtered` as the table lookup: the source uniforms and
     /// sampling the writers read, and no colour or filter code.
-    static func lookupPrelude(bits: Int, input: Input) -> String {
+    static func lookupPrelude(bits: Int, input: Input, interpolation: Interpolation) -> String {
         let index: String
         switch input {
         case .rgb(let last): index = "clamp(yuvToRgb * yuv + yuvOffset, 0.0, \(glslFloat(last))) * (bakedLast / \(glslFloat(last)))"
@@ -221,24 +267,9 @@ final class BakedColour {
         return FrameRenderer.forDepth(ChainRenderer.header + FrameRenderer.sourceUniforms + """
         uniform highp sampler3D bakedTable;
         uniform float bakedLast;
-        vec3 bakedAt(ivec3 i) { return texelFetch(bakedTable, i, 0).rgb; }
-        // Tetrahedral interpolation without branches (llvmpipe runs every side of a branch its
-        // lanes disagree on): the cell's tetrahedron runs from corner 000 along the axis of the
-        // largest fraction, then the next largest, to 111. Tied fractions give a zero weight to
-        // whichever corner the tie picks.
-        vec4 filtered(vec3 yuv, vec2 uv) {
+        \(interpolation == .tetrahedral ? "vec3 bakedAt(ivec3 i) { return texelFetch(bakedTable, i, 0).rgb; }\n" : "")vec4 filtered(vec3 yuv, vec2 uv) {
             vec3 t = \(index);
-            vec3 base = min(floor(t), vec3(bakedLast - 1.0));
-            vec3 f = t - base;
-            ivec3 i = ivec3(base);
-            float hi = max(max(f.x, f.y), f.z);
-            float lo = min(min(f.x, f.y), f.z);
-            float mid = f.x + f.y + f.z - hi - lo;
-            ivec3 first = ivec3(step(vec3(hi), f));
-            ivec3 second = ivec3(step(vec3(mid), f));
-            vec3 rgb = (1.0 - hi) * bakedAt(i) + (hi - mid) * bakedAt(i + first) + (mid - lo) * bakedAt(i + second)
-                + lo * bakedAt(i + ivec3(1));
-            return vec4(rgb, 1.0);
+        \(interpolation.glsl)    return vec4(rgb, 1.0);
         }
 
         """, bits: bits)
@@ -319,7 +350,9 @@ final class BakedColour {
         glTexStorage3D(GLenum(GL_TEXTURE_3D), 1, GLenum(GL_RGBA32F), GLsizei(points), GLsizei(points), GLsizei(points))
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
         glTexSubImage3D(GLenum(GL_TEXTURE_3D), 0, 0, 0, 0, GLsizei(points), GLsizei(points), GLsizei(points), GLenum(GL_RGBA), GLenum(GL_FLOAT), rgba)
-        for p in [GL_TEXTURE_MIN_FILTER, GL_TEXTURE_MAG_FILTER] { glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(p), GL_NEAREST) }
+        let filter = interpolation == .trilinear ? GL_LINEAR : GL_NEAREST
+        for p in [GL_TEXTURE_MIN_FILTER, GL_TEXTURE_MAG_FILTER] { glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(p), filter) }
+        for p in [GL_TEXTURE_WRAP_S, GL_TEXTURE_WRAP_T, GL_TEXTURE_WRAP_R] { glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(p), GL_CLAMP_TO_EDGE) }
         glActiveTexture(GLenum(GL_TEXTURE0))
         size = points
     }
