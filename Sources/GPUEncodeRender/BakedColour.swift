@@ -120,10 +120,11 @@ final class BakedColour {
     /// within the bound (8-bit outputs: 1 code value; `tenBit`: 4 of 1023). `setUp` sets the
     /// renderer's uniforms (the colour matrices) on a program; `owners` are the filters' uniform
     /// owners, bound on the baking program as the exact passes bind them. `roundsTo8Bits`: the
-    /// exact chain rounds each filter's result to 8 bits (`FilterCodegen.pointChain`).
+    /// exact chain rounds each filter's result to 8 bits (`FilterCodegen.pointChain`). A baked
+    /// chain's pass line (`passes`, the fused pass's) says so.
     static func make(exact: String, filters: [FilterInstance], owners: [(String, FilterInstance)], color: SourceColorShader,
                      bits: Int, tenBit: Bool, roundsTo8Bits: Bool, compile: CompileOptions, interpolation: Interpolation = .trilinear, setUp: (ShaderProgram) -> Void,
-                     resources: inout [String: [String: ResourceTexture]]) throws -> BakedColour? {
+                     resources: inout [String: [String: ResourceTexture]], passes: inout [String]) throws -> BakedColour? {
         // (An unclamped source conversion, which only transparent chains have, is a bare matrix.)
         // Dolby Vision is HDR to SDR, which no table size within the bound holds (above); its table
         // would be sized at the first RPU (before it the reshaping is unset) and baked again at
@@ -137,7 +138,9 @@ final class BakedColour {
         let baked = try BakedColour(exact: exact, lookup: lookup, owners: owners, input: input, interpolation: interpolation, tenBit: tenBit,
                                     roundings: roundsTo8Bits ? filters.count : 0,
                                     setUp: setUp, resources: &resources)
-        return baked.worstError <= baked.bound + BakedColour.slack ? baked : nil
+        guard baked.worstError <= baked.bound + BakedColour.slack else { return nil }
+        if !passes.isEmpty { passes[0] += "; " + baked.description }
+        return baked
     }
 
     private init(exact: String, lookup: String, owners: [(String, FilterInstance)], input: Input, interpolation: Interpolation, tenBit: Bool, roundings: Int,

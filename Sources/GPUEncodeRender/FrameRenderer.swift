@@ -32,9 +32,9 @@ public final class FrameRenderer {
     /// the programs hold and the one the next frame is drawn with.
     private let dolbyVision: DolbyVisionReshape?
     private var appliedRPU: DolbyVisionRPU?
+    private var nextRPU: DolbyVisionRPU?
     /// Baked colour (optional passes): the fused passes' `filtered` as one 3D table lookup.
     private var baked: BakedColour?
-    private var nextRPU: DolbyVisionRPU?
     /// The peak (target-peak units) the last frame was tone-mapped with, when peaks are detected.
     var detectedPeak: Double? { detector?.peak }
     private var conversion: [(program: ShaderProgram, target: RenderTarget)] = []
@@ -220,9 +220,8 @@ public final class FrameRenderer {
             let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.forDepth(FrameRenderer.prelude(rendered, color: sourceColor, roundTo8Bits: !precise), bits: g.bitDepth), linear)
             var resources: [String: [String: ResourceTexture]] = [:]
             baked = try BakedColour.make(exact: prelude, filters: rendered, owners: owners, color: sourceColor, bits: g.bitDepth, tenBit: tenBit,
-                                         roundsTo8Bits: !precise, compile: compile, setUp: setUp, resources: &resources)
+                                         roundsTo8Bits: !precise, compile: compile, setUp: setUp, resources: &resources, passes: &passes)
             let (fused, fusedOwners) = baked.map { ($0.prelude, []) } ?? (prelude, owners)
-            if let baked, !passes.isEmpty { passes[0] += "; " + baked.description }
             var made: [(ShaderProgram, RenderTarget)] = []
             if packed {
                 let glsl = writer(fused + FrameRenderer.packedBlockMain)
@@ -239,8 +238,7 @@ public final class FrameRenderer {
                 ]
             }
             for (program, target) in made {
-                setUp(program)
-                baked?.setUp(program)
+                setUp(program); baked?.setUp(program)
                 fast.append((program, target, try FilterBindings(program: program, owners: fusedOwners, resources: &resources,
                                                                  inputSize: (g.uprightWidth, g.uprightHeight))))
             }
@@ -304,7 +302,6 @@ public final class FrameRenderer {
     deinit {
         glDeleteVertexArrays(1, &vao)
     }
-
 
     /// The filtered picture as RGBA instead of Y'CbCr (previews), on a renderer made with a path
     /// other than `.direct` (so the chain ends in an RGBA texture).
@@ -443,8 +440,7 @@ public final class FrameRenderer {
     }
 
     private func draw(time: Double) throws {
-        try applyDolbyVision()
-        try baked?.update(time: time)
+        try applyDolbyVision(); try baked?.update(time: time)
         if let detector {
             // This frame's peak, measured before it is tone-mapped.
             let peak = Float(detector.measure())
