@@ -50,25 +50,33 @@ extension FrameRenderer {
         let owners = rendered.enumerated().flatMap { FilterCodegen.uniformOwners($1, prefix: "f\($0)_") }
         let prelude = FrameRenderer.defining("LINEAR_LIGHT", in: FrameRenderer.prelude(rendered, color: p.sourceColor, roundTo8Bits: !p.precise, sampling: SourceSampling(bits: p.bitDepth)), p.linear)
         var resources: [String: [String: ResourceTexture]] = [:]
+        // Baked colour: the table is sized against the exact prelude on this GPU; none within the
+        // bound leaves the exact chain.
+        if p.graph.bakesColour {
+            baked = try BakedColour.make(exact: prelude, filters: rendered, owners: owners, color: p.sourceColor, bits: p.bitDepth, tenBit: p.tenBit,
+                                         roundsTo8Bits: !p.precise, compile: compile, setUp: p.uniforms.set(on:), resources: &resources, passes: &passes)
+        }
+        let (fused, fusedOwners) = baked.map { ($0.prelude, []) } ?? (prelude, owners)
         var made: [(ShaderProgram, RenderTarget)] = []
         if packed {
             let main = p.graph.execution == .planeNativeBlocks ? PlaneNativeShaders.packedBlockMain : FrameRenderer.packedBlockMain
-            let glsl = p.writer(prelude + main)
+            let glsl = p.writer(fused + main)
             // No fused filter may read gl_FragCoord in a compute pass.
-            computeBlocks = p.canCompute && !prelude.contains("gl_FragCoord")
+            computeBlocks = p.canCompute && !fused.contains("gl_FragCoord")
             made = [(try blockProgram(glsl, label: "Y'CbCr (filters fused)"),
                      try RenderTarget(width: (w + 3) / 4, height: h / 2, formats: [p.rgba8, p.rgba8, p.rgba8]))]
         } else {
             made = [
-                (try ShaderProgram(fragment: p.writer(prelude + FrameRenderer.directLumaMain), label: "luma (filters fused)"),
+                (try ShaderProgram(fragment: p.writer(fused + FrameRenderer.directLumaMain), label: "luma (filters fused)"),
                  try RenderTarget(width: (w + 3) / 4, height: h, formats: [p.rgba8])),
-                (try ShaderProgram(fragment: p.writer(prelude + FrameRenderer.directChromaMain), label: "chroma (filters fused)"),
+                (try ShaderProgram(fragment: p.writer(fused + FrameRenderer.directChromaMain), label: "chroma (filters fused)"),
                  try RenderTarget(width: w / 2, height: h / 2, formats: [p.r8, p.r8])),
             ]
         }
         for (program, target) in made {
             p.uniforms.set(on: program)
-            fast.append((program, target, try FilterBindings(program: program, owners: owners, resources: &resources,
+            baked?.setUp(program)
+            fast.append((program, target, try FilterBindings(program: program, owners: fusedOwners, resources: &resources,
                                                              inputSize: (geometry.uprightWidth, geometry.uprightHeight))))
         }
         if packed { nv12 = made[0].1 }

@@ -37,6 +37,8 @@ public final class FrameRenderer {
     private let dolbyVision: DolbyVisionReshape?
     private var appliedRPU: DolbyVisionRPU?
     private var nextRPU: DolbyVisionRPU?
+    /// Baked colour (`BakeColour`): the fused passes' `filtered` as one 3D table lookup.
+    var baked: BakedColour?
     /// The peak (target-peak units) the last frame was tone-mapped with, when peaks are detected.
     var detectedPeak: Double? { detector?.peak }
     var conversion: [(program: ShaderProgram, target: RenderTarget)] = []
@@ -170,7 +172,7 @@ public final class FrameRenderer {
     public func renderRGBA(source: [Plane], time: Double = 0) throws -> RGBAImage {
         guard let chain else { preconditionFailure("renderRGBA needs the viaRGBA or unfused path") }
         upload(source)
-        applyDolbyVision()
+        try applyDolbyVision()
         defer { frameIndex += 1 }
         let result = chain.render(time: time, frameIndex: frameIndex)
         let pixels: [UInt8]
@@ -212,7 +214,7 @@ public final class FrameRenderer {
             try FrameRenderer.checkError("reading a frame back")
         }
         if let upload { transfers.commitUpload(upload) } else { bindSourcePlanes() }
-        draw(time: time)
+        try draw(time: time)
         frameIndex += 1
         queueReadback()
         // Sends this frame's commands now: the next call looks at the oldest frame's fence without
@@ -292,16 +294,18 @@ public final class FrameRenderer {
     }
 
     /// Sets the next frame's RPU on every program that reads the source, when it changed.
-    private func applyDolbyVision() {
+    private func applyDolbyVision() throws {
         guard let dolbyVision, let rpu = nextRPU, rpu != appliedRPU else { return }
         for (program, _, _) in fast { dolbyVision.set(rpu, on: program) }
+        try baked?.rebake { dolbyVision.set(rpu, on: $0) }
         chain?.forEveryProgram { dolbyVision.set(rpu, on: $0) }
         if let detector { dolbyVision.set(rpu, on: detector.measuringProgram) }
         appliedRPU = rpu
     }
 
-    private func draw(time: Double) {
-        applyDolbyVision()
+    private func draw(time: Double) throws {
+        try applyDolbyVision()
+        try baked?.update(time: time)
         if let detector {
             // This frame's peak, measured before it is tone-mapped.
             let peak = Float(detector.measure())
@@ -367,7 +371,7 @@ public final class FrameRenderer {
     public func renderMeasured(source: [Plane], output: [Plane], times: StageTimes) throws {
         guard let target = nv12, !writesTenBit else { return try render(source: source, output: output) }
         times.begin(.upload); upload(source); times.end(.upload)
-        times.begin(.draw); draw(time: 0); times.end(.draw)
+        times.begin(.draw); try draw(time: 0); times.end(.draw)
         frameIndex += 1
         if transfers != nil {
             times.begin(.readback); queueReadback(); times.end(.readback)
@@ -387,7 +391,7 @@ public final class FrameRenderer {
     func render(source: [Plane]?, output: [Plane], time: Double = 0) throws {
         precondition((source?.count ?? 3) == 3 && output.count == (nv12 != nil && !writesTenBit ? 2 : 3) && pendingReads.isEmpty)
         if let source { upload(source) } else { bindSourcePlanes() }
-        draw(time: time)
+        try draw(time: time)
         frameIndex += 1
         if writesTenBit {
             if transfers != nil {

@@ -15,6 +15,7 @@ public struct RenderCompiler: Sendable {
         InsertConversions(),
         ChooseExecution(),
         ChoosePlanes(),
+        BakeColour(),
         BlurOnPlanes(),
         FuseIntoPrograms(),
     ]

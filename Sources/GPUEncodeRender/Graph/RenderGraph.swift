@@ -87,6 +87,8 @@ public struct RenderGraph: Sendable, CustomStringConvertible {
         default: return false
         }
     }
+    /// A run of point colour nodes is baked into a table (`BakeColour`).
+    public var bakesColour = false
     /// No filter changes the picture (`DropIdentity`): R'G'B' are carried unclamped.
     public var transparent = false
     /// The scale runs on the source's Y'CbCr codes, the matrix changed once at the end (`InsertConversions`).
@@ -125,6 +127,7 @@ public struct RenderGraph: Sendable, CustomStringConvertible {
         nodes.flatMap { node -> [FilterInstance] in
             switch node.kind {
             case .filter(_, let f): return [f]
+            case .bakedColour(_, _, let filters): return filters
             case .scale(_, _, .gpu, let passes): return passes
             default: return []
             }

@@ -25,8 +25,10 @@ public struct RenderNode: Sendable, CustomStringConvertible {
         /// The output scale (`--width` and its kin): Lanczos, on the GPU (`passes`: the scaler's
         /// two filters) or in swscale before the upload.
         case scale(width: Int, height: Int, site: ScaleSite, passes: [FilterInstance])
-        /// A run of point colour nodes sampled into one 3D table, looked up tetrahedrally.
-        case bakedColour(size: Int, of: [String])
+        /// A run of point colour nodes sampled into one 3D table (`BakeColour`): `size` a side (0:
+        /// chosen by the error bound when the renderer bakes it), `of` what it replaced, `filters`
+        /// the preset's filters it holds (drawn into it, so they stay the programs' filters).
+        case bakedColour(size: Int, of: [String], filters: [FilterInstance])
         /// R'G'B' to the output's Y'CbCr.
         case toYCbCr(YUVColorSpace)
         /// Chroma made from R'G'B' at the output's chroma resolution (the decimation kernel).
@@ -86,7 +88,9 @@ public struct RenderNode: Sendable, CustomStringConvertible {
         case .linearLight(let into): text = into ? "to linear light" : "from linear light"
         case .filter(let i, let f): text = "filter \(i + 1): \(f.declaration.name) (\(RenderNode.kindName(f)))"
         case .scale(let w, let h, let site, _): text = "scale to \(w)x\(h) (\(site.rawValue))"
-        case .bakedColour(let n, let of): text = "baked colour \(n)x\(n)x\(n), tetrahedral (\(of.joined(separator: ", ")))"
+        case .bakedColour(let n, let of, _):
+            let size = n > 0 ? "\(n)x\(n)x\(n)" : "17, 33 or 65 a side by the error bound, measured as it is baked"
+            text = "baked colour: one 3D table (\(size)) for \(of.joined(separator: ", "))"
         case .toYCbCr(let c): text = "R'G'B' to Y'CbCr (\(c.matrix), \(c.fullRange ? "full" : "limited") range)"
         case .chromaDecimate(let kernel): text = "chroma decimation (\(kernel))"
         case .dither: text = "dither to 8 bits"

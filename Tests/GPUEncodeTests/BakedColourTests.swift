@@ -1,0 +1,117 @@
+import Foundation
+import XCTest
+
+// Baked colour (BakedColour.swift): with the optional passes on, a point colour chain that costs
+// more than a tetrahedral 3D table lookup runs as one, sized so the lookup stays within an error
+// bound of the exact math. Checked end to end against the reference plan (`--no-optimize`): both
+// written losslessly and decoded by ffmpeg, sample by sample on smooth content and by ffmpeg's
+// PSNR on real clips; the -v pass line says whether (and at which size) a chain was baked.
+final class BakedColourTests: BatchTestCase {
+    /// A smooth clip (ffmpeg's `gradients`, colours fixed: FFmpeg 5.1 picks random ones otherwise),
+    /// 8-bit or (`tenBit`) 10-bit, optionally tagged HLG BT.2020, as lossless FFV1.
+    private func gradient(_ name: String, tenBit: Bool = false, hlg: Bool = false) throws -> URL {
+        let url = scratch(name)
+        let tags = hlg ? ["-color_trc", "arib-std-b67", "-color_primaries", "bt2020", "-colorspace", "bt2020nc", "-color_range", "tv"] : []
+        _ = try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i",
+                                             "gradients=s=320x180:d=0.3:r=10:nb_colors=4:c0=0x1f4fa0:c1=0xe0c040:c2=0x30a050:c3=0xc03060:x0=0:y0=0:x1=319:y1=179",
+                                             "-pix_fmt", tenBit ? "yuv420p10le" : "yuv420p", "-c:v", "ffv1"] + tags + [url.path])
+        return url
+    }
+
+    /// Decoded samples as integers (8-bit, or 16-bit little endian for `format` ending in 10le).
+    private func samples(_ file: URL, format: String) throws -> [Int] {
+        let data = try Oracle.runCheckedData("ffmpeg", ["-nostdin", "-v", "error", "-i", file.path, "-fps_mode", "passthrough",
+                                                        "-f", "rawvideo", "-pix_fmt", format, "-"])
+        if format.hasSuffix("10le") { return data.withUnsafeBytes { $0.bindMemory(to: UInt16.self).map(Int.init) } }
+        return data.map(Int.init)
+    }
+
+    /// The optimized and reference transcodes of `input` (lossless H.264), and the optimized run's
+    /// pass line (`-v`).
+    private func pair(_ input: URL, _ name: String, _ arguments: [String], transfer: String = "pbo") throws -> (optimized: URL, reference: URL, passes: String) {
+        let (optimized, reference) = (scratch("\(name).mkv"), scratch("\(name)-reference.mkv"))
+        let lossless = ["--codec", "h264", "--x264-params", "qp=0", "-v"]
+        let a = try gpuencode([input.path, optimized.path] + arguments + lossless, environment: ["GPUENCODE_TRANSFER": transfer])
+        XCTAssertEqual(a.status, 0, "\(name): \(a.summary)")
+        let b = try gpuencode([input.path, reference.path] + arguments + lossless + ["--no-optimize"], environment: ["GPUENCODE_TRANSFER": transfer])
+        XCTAssertEqual(b.status, 0, "\(name) --no-optimize: \(b.summary)")
+        XCTAssertFalse(b.stderr.contains("colour baked"), "\(name): the reference plan bakes nothing: \(b.stderr)")
+        return (optimized, reference, a.stderr.split(whereSeparator: \.isNewline).first { $0.contains("pass 1:") }.map(String.init) ?? "")
+    }
+
+    /// The bound the pass line reports ("... of B code values)").
+    private func bound(_ passes: String) -> Double? {
+        guard let r = passes.range(of: " of "), let end = passes[r.upperBound...].range(of: " code values") else { return nil }
+        return Double(passes[r.upperBound..<end.lowerBound])
+    }
+
+    private func assertWithin(_ optimized: URL, _ reference: URL, format: String, codes: Int, mean: Double = 0.5, _ what: String) throws {
+        let (a, b) = (try samples(optimized, format: format), try samples(reference, format: format))
+        XCTAssertEqual(a.count, b.count, what)
+        XCTAssertGreaterThan(a.count, 0, what)
+        var worst = 0, total = 0
+        for (x, y) in zip(a, b) { let d = abs(x - y); worst = max(worst, d); total += d }
+        XCTAssertLessThanOrEqual(worst, codes, "\(what): largest difference \(worst) code values")
+        XCTAssertLessThan(Double(total) / Double(max(a.count, 1)), mean, "\(what): mean difference")
+    }
+
+    /// Every built-in look that bakes on 8-bit sources, on a smooth gradient: the pass line names the
+    /// table, and every output sample is within the bound (1 code value, plus half a code value for each
+    /// filter whose result the exact chain rounds to 8 bits) plus the output's own rounding; the mean
+    /// under half a code value (measured 0.27 to 0.31 where the chain rounds between filters).
+    /// Both transfer paths for 1977.
+    func testEightBitLooksWithinTheBound() throws {
+        let input = try gradient("gradient8.mkv")
+        let looks = ["1977": 33, "instant": 17, "nashville": 33, "transfer": 33]
+        for (look, size) in looks.sorted(by: { $0.key < $1.key }) {
+            for transfer in look == "1977" ? ["pbo", "client"] : ["pbo"] {
+                let name = "\(look)-\(transfer)"
+                let (optimized, reference, passes) = try pair(input, name, ["--preset", look], transfer: transfer)
+                XCTAssertTrue(passes.contains("colour baked into a \(size)³ table"), "\(name): \(passes)")
+                let b = try XCTUnwrap(bound(passes), "\(name): \(passes)")
+                try assertWithin(optimized, reference, format: "yuv420p", codes: Int(b.rounded(.up)) + 1, name)
+            }
+        }
+    }
+
+    /// 10-bit sources: to 8-bit SDR (`transfer`: 65³ within 1 code value, no 8-bit rounding between
+    /// filters) and `--hdr keep` on HLG (10-bit output, within 4 code values of 1023).
+    func testTenBitSourcesAndKeptHDRWithinTheBound() throws {
+        let sdr = try gradient("gradient10.mkv", tenBit: true)
+        var (optimized, reference, passes) = try pair(sdr, "transfer10", ["--preset", "transfer"])
+        XCTAssertTrue(passes.contains("colour baked into a 65³ table") && passes.contains("of 1 code values"), passes)
+        try assertWithin(optimized, reference, format: "yuv420p", codes: 2, "transfer, 10-bit source")
+        let hlg = try gradient("hlg10.mkv", tenBit: true, hlg: true)
+        for transfer in ["pbo", "client"] {
+            (optimized, reference, passes) = try pair(hlg, "keep-\(transfer)", ["--preset", "instant", "--hdr", "keep"], transfer: transfer)
+            XCTAssertTrue(passes.contains("colour baked into a 17³ table") && passes.contains("of 4 code values"), passes)
+            try assertWithin(optimized, reference, format: "yuv420p10le", codes: 5, mean: 1, "instant, --hdr keep, \(transfer)")
+        }
+    }
+
+    /// Real clips: 1977 baked at ≥ 50 dB against the reference, upright (the packed pass) and
+    /// rotated (the per-plane passes).
+    func testRealClipsAgreeWithTheReference() throws {
+        for clip in ["h264_aac_360p_rooftop_17s.mp4", "h264_aac51_1080p_bbb_rot90_2s.mp4"] {
+            let input = URL(fileURLWithPath: "../shared/media/\(clip)")
+            let (optimized, reference, passes) = try pair(input, clip, ["--preset", "1977", "--to", "0.5"])
+            XCTAssertTrue(passes.contains("colour baked"), "\(clip): \(passes)")
+            let psnr = try Oracle.planePSNR(optimized, reference)
+            XCTAssertGreaterThanOrEqual(psnr.min() ?? 0, 50, "\(clip): PSNR \(psnr)")
+        }
+    }
+
+    /// What does not bake runs as before, to the byte: HDR to SDR (no table size holds tone mapping's
+    /// gamut edge within 1 code value), sepia and chrome (cheaper than the lookup), position
+    /// filters (vignette reads uv).
+    func testUnbakedChainsAreUnchanged() throws {
+        let hlg = try gradient("hlg-sdr.mkv", tenBit: true, hlg: true)
+        let sdr = try gradient("plain.mkv")
+        for (input, look) in [(hlg, "none"), (hlg, "1977"), (sdr, "sepia"), (sdr, "chrome"), (sdr, "vignette")] {
+            let name = "\(look)-\(input.lastPathComponent)"
+            let (optimized, reference, passes) = try pair(input, name, ["--preset", look])
+            XCTAssertFalse(passes.contains("colour baked"), "\(name): \(passes)")
+            XCTAssertEqual(try samples(optimized, format: "yuv420p"), try samples(reference, format: "yuv420p"), name)
+        }
+    }
+}
