@@ -148,7 +148,10 @@ final class BakedColour {
         prelude = lookup
         self.input = input
         self.interpolation = interpolation
-        (bound, codeScale) = tenBit ? (4 + 0.5 * Double(roundings), 1020) : (1 + 0.5 * Double(roundings), 255)
+        // The bound is the exact plan's: 1 code value for 8-bit outputs, 4 for 10-bit. A chain that
+        // rounds to 8 bits between filters (GPUImage's staircase) cannot be interpolated within it,
+        // so such 8-bit looks keep the exact chain.
+        (bound, codeScale) = tenBit ? (4, 1020) : (1, 255)
         bake = try ShaderProgram(fragment: exact + BakedColour.gridMain, label: "colour baking")
         setUp(bake)
         bindings = try FilterBindings(program: bake, owners: owners, resources: &resources)

@@ -23,8 +23,8 @@ enum PlaneNativeShaders {
     ///   between those rounded pixels and one rounded sample (1977, chrome, clarendon, nashville,
     ///   process, toaster, transfer: 2 code values on a smooth gradient; process 47.1 dB on the 360p
     ///   rooftop clip); a curve or lookup bends over the kernel's 5x4 neighbourhood (fade,
-    ///   amatorka: 2 code values on a steep smooth gradient). identity, sepia, grayscale, faded and
-    ///   vignette stay within 1 code value and above 50 dB. (mono, noir and tonal, grey whatever
+    ///   amatorka: 2 code values on a steep smooth gradient). identity, sepia, grayscale and
+    ///   faded stay within 1 code value and above 50 dB. (mono, noir and tonal, grey whatever
     ///   the curve, would pass: left out all the same.)
     /// - `hdr`: an HDR source (PQ or HLG), left to the reference whatever the chain. Tone-mapped to
     ///   SDR, the tone curve is far from linear over an edge's neighbourhood (HLG, sepia: Cr
@@ -40,7 +40,9 @@ enum PlaneNativeShaders {
     }
 
     /// Filters affine in R'G'B' (before their clamp), without a second input.
-    static let affineFilters: Set<String> = ["identity", "sepia", "grayscale", "brightness", "contrast", "saturation", "colorControls", "vignette"]
+    /// (Not vignette: it reads the pixel's position, so the 20 pixels a chroma sample's kernel covers
+    /// do not share one chain; 2 code values from the reference on a smooth 192x108 picture.)
+    static let affineFilters: Set<String> = ["identity", "sepia", "grayscale", "brightness", "contrast", "saturation", "colorControls"]
 
     /// Whether `filter` is affine (`affineFilters`) with no saturation or contrast above 1.
     static func staysClose(_ filter: FilterInstance) -> Bool {

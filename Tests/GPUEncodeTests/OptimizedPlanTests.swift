@@ -14,15 +14,16 @@ final class OptimizedPlanTests: GPUEncodeTestCase {
         _ = try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y"] + arguments)
     }
 
-    /// A smooth picture in every plane (no edges, slow ramps and a gentle bump), 8 or 10 bits.
+    /// A smooth picture: slow ramps and a gentle wave in R'G'B', made Y'CbCr by swscale (BT.709,
+    /// limited range, left-sited chroma), so every pixel is a colour (inside the R'G'B' cube), 8 or
+    /// 10 bits. (Y'CbCr outside the cube is not smooth content: the reference clamps it per pixel
+    /// before a blur, the blur on planes blurs it as it is.)
     private func smoothClip(bits: Int) throws -> URL {
         let clip = scratch("smooth\(bits).mkv")
         if FileManager.default.fileExists(atPath: clip.path) { return clip }
-        let k = 1 << (bits - 8)
-        let planes = "lum='\(20 * k)+\(210 * k)*X/W+\(8 * k)*sin(Y/23)':cb='\(128 * k)+\(70 * k)*(Y/H-0.5)+\(10 * k)*sin(X/31)'"
-            + ":cr='\(128 * k)+\(70 * k)*(X/W-0.5)*cos(Y/40)'"
-        try ffmpeg(["-f", "lavfi", "-i", "nullsrc=size=192x108:rate=25", "-frames:v", "3",
-                    "-vf", "format=\(bits == 8 ? "yuv420p" : "yuv420p10le"),geq=\(planes)",
+        let rgb = "geq=r='30+190*X/W':g='40+150*Y/H+20*sin(X/37)':b='200-150*X/W*Y/H'"
+        try ffmpeg(["-f", "lavfi", "-i", "color=black:size=192x108:rate=25", "-frames:v", "3",
+                    "-vf", "format=gbrp,\(rgb),scale=out_color_matrix=bt709:out_range=tv:out_h_chr_pos=0:out_v_chr_pos=128,format=\(bits == 8 ? "yuv420p" : "yuv420p10le")",
                     "-chroma_sample_location", "left"] + Self.tags + ["-c:v", "ffv1", clip.path])
         return clip
     }
@@ -36,14 +37,24 @@ final class OptimizedPlanTests: GPUEncodeTestCase {
     }
 
     /// Renders `input` with `look` optimized (on `transfer`) and as the reference; returns both outputs.
+    /// Where the optimized plan scales first in swscale (`-v` says so), the reference is the same
+    /// swscale Lanczos (ffmpeg's `scale` with the renderer's left-sited chroma) and then the reference
+    /// plan on the scaled picture: swscale's Lanczos is the reference for a scale on the CPU.
     private func pair(_ input: URL, look: String, extra: [String] = [], transfer: String, tag: String) throws -> (URL, URL) {
         let outputs = [scratch("\(look)-\(tag)-opt.mkv"), scratch("\(look)-\(tag)-ref.mkv")]
-        for (i, output) in outputs.enumerated() {
-            let args = [input.path, output.path, "--preset", look, "--crf", "0", "--x264-preset", "ultrafast", "-y"] + extra
-                + (i == 1 ? ["--no-optimize"] : [])
-            let result = try gpuencode(args, environment: ["GPUENCODE_TRANSFER": i == 1 ? "client" : transfer])
-            XCTAssertEqual(result.status, ExitCode.ok, "\(look) \(tag): \(result.summary)")
+        let common = ["--preset", look, "--crf", "0", "--x264-preset", "ultrafast", "-y"]
+        let optimized = try gpuencode([input.path, outputs[0].path, "-v"] + common + extra, environment: ["GPUENCODE_TRANSFER": transfer])
+        XCTAssertEqual(optimized.status, ExitCode.ok, "\(look) \(tag): \(optimized.summary)")
+        var source = input
+        var referenceExtra = extra
+        if optimized.stderr.contains("in swscale (lanczos) before the upload"), let height = extra.firstIndex(of: "--height").map({ extra[$0 + 1] }) {
+            source = scratch("\(look)-\(tag)-prescaled.mkv")
+            try ffmpeg(["-i", input.path, "-vf", "scale=-2:\(height):flags=lanczos:in_h_chr_pos=0:in_v_chr_pos=128:out_h_chr_pos=0:out_v_chr_pos=128",
+                        "-c:v", "ffv1", source.path])
+            referenceExtra = []
         }
+        let reference = try gpuencode([source.path, outputs[1].path, "--no-optimize"] + common + referenceExtra, environment: ["GPUENCODE_TRANSFER": "client"])
+        XCTAssertEqual(reference.status, ExitCode.ok, "\(look) \(tag) reference: \(reference.summary)")
         return (outputs[0], outputs[1])
     }
 

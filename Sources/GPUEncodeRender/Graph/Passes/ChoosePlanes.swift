@@ -15,7 +15,9 @@ public struct ChoosePlanes: GraphPass {
     static func evaluation(_ graph: RenderGraph) -> Int { 30 + 20 * graph.renderedFilters.count }
 
     public func run(_ graph: inout RenderGraph, job: RenderJob) throws {
-        guard graph.execution == .packedBlocks,
+        // An odd coded size's cropped last row and column feed the chroma beside them in the
+        // reference's kernel, not in the plane-native one: those stay on the reference.
+        guard graph.execution == .packedBlocks, job.geometry.sourceWidth % 2 == 0, job.geometry.sourceHeight % 2 == 0,
               PlaneNativeShaders.applies(graph.renderedFilters, light: job.light, hdr: job.source.transfer.isHDR, upright420: true,
                                          compile: CompileOptions()) else { return }
         let blocks = (job.geometry.outputWidth / 4) * (job.geometry.outputHeight / 2)
