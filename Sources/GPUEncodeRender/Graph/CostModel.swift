@@ -23,19 +23,30 @@ public struct CostModel: Sendable, Equatable, CustomStringConvertible {
     public var perPass: Double
     /// Cost of one byte moved between host memory and the renderer's memory.
     public var perTransferByte: Double
+    /// Plans timed against the reference plan on this renderer, as time over the reference's, where
+    /// counting fetches and instructions cannot tell (a GPU's occupancy, its texture caches).
+    public var measured: [MeasuredPlan: Double] = [:]
+
+    public enum MeasuredPlan: String, Sendable {
+        /// The blur on planes (`PlaneBlur`) against the RGBA chain's blur, 1080p sigma 8.
+        case planeBlur
+    }
 
     /// Nanoseconds of CPU on llvmpipe (LLVM 15, 256-bit vectors): a fragment lane's arithmetic
     /// instruction about 0.05 ns, a texel fetch (a gather) ten times that, a fragment's fixed
     /// cost (rasterising, its tile) about 2 ns, a pass 20 µs. The packed 1080p sepia pass (259,200
     /// fragments, 12 fetches and about 600 instructions each) comes out at 9.8 ms; measured: 16 ms
     /// of CPU over the two cores, 89% of it in the JIT'd shader.
+    /// The blur on planes: 19.7-23.2 against 27.1-29.9 ms a frame (filter stage, 3 rounds).
     public static let software = CostModel(renderer: .software, perFragment: 2, perFetch: 0.5, perInstruction: 0.05,
-                                           perPass: 20_000, perTransferByte: 0.1)
+                                           perPass: 20_000, perTransferByte: 0.1, measured: [.planeBlur: 0.75])
     /// Nanoseconds on a discrete GPU (an H100): fragments, fetches and arithmetic nearly free next
     /// to a pass (a launch and a round trip through memory, about 10 µs) or the bus (about 20 GB/s);
     /// the H100 ran the whole 1080p sepia pass in 0.22 ms.
+    /// The blur on planes: 1,288-1,460 against 2,919-3,013 fps on the H100 (filter stage, 3
+    /// rounds, 2026-11-28): its column passes give each of few fragments a long loop of fetches.
     public static let hardware = CostModel(renderer: .hardware, perFragment: 0.0001, perFetch: 0.0005, perInstruction: 0.00002,
-                                           perPass: 10_000, perTransferByte: 0.05)
+                                           perPass: 10_000, perTransferByte: 0.05, measured: [.planeBlur: 2.1])
 
     public static func forRenderer(named name: String) -> CostModel {
         ["llvmpipe", "softpipe", "swrast"].contains { name.contains($0) } ? .software : .hardware

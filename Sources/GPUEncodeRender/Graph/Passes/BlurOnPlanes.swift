@@ -25,7 +25,12 @@ public struct BlurOnPlanes: GraphPass {
             + job.cost.pass(fragments: grid, fetches: taps, instructions: 10 * taps)
             + job.cost.pass(fragments: grid, fetches: taps, instructions: 10 * taps)
             + job.cost.pass(fragments: blocks, fetches: 16, instructions: 400)
-        guard planes < reference else { return }
+        // A plan timed on this renderer overrides the counts.
+        let ratio = job.cost.measured[.planeBlur] ?? planes / reference
+        guard ratio < 1 else {
+            graph.notes.append("blur on planes: no, \(String(format: "%.2f", ratio))x the RGBA chain's time on this renderer (\(job.cost.renderer.rawValue) cost model)")
+            return
+        }
         graph.execution = .planeBlur(sigma: blur.sigma, radius: blur.radius)
         // The planes are blurred as Y'CbCr: the matrix to R'G'B' comes after the blur.
         if let toRGB = graph.nodes.firstIndex(where: { if case .toRGB = $0.kind { return true } else { return false } }) {
@@ -33,6 +38,6 @@ public struct BlurOnPlanes: GraphPass {
             let end = graph.nodes.firstIndex { if case .toYCbCr = $0.kind { return true } else { return false } } ?? graph.nodes.count - 1
             graph.nodes.insert(node, at: end)
         }
-        graph.notes.append("blur on planes: \(Int(planes / 1000)) µs against \(Int(reference / 1000)) µs a frame for the RGBA chain (\(job.cost.renderer.rawValue) cost model)")
+        graph.notes.append("blur on planes: \(String(format: "%.2f", ratio))x the RGBA chain's time (\(job.cost.renderer.rawValue) cost model)")
     }
 }
