@@ -197,9 +197,9 @@ if [ -n "${JOB[scale720]:-}" ]; then
   PSNR_CMDS+=("# psnr scale720: ffmpeg -i g-720_1080p.mp4 -i ff-720_1080p.mp4 -lavfi '$PSNR_GRAPH' -f null -")
 fi
 if [ -n "${JOB[hlg]:-}" ]; then
-  # (--dolby-vision base: the clip carries a Dolby Vision record; libplacebo sees the HLG base layer.)
+  # (The clip carries a Dolby Vision record: libplacebo applies its RPU, as gpuencode does by default.)
   PL="format=yuv420p10le,hwupload,libplacebo=tonemapping=bt.2390:colorspace=bt709:color_primaries=bt709:color_trc=bt709:range=tv:format=yuv420p,hwdownload,format=yuv420p"
-  G_PL=("$BIN" "${CLIP[hlgreal]}" "$WORK/pl-ours.mkv" -y --crf 0 --dolby-vision base)
+  G_PL=("$BIN" "${CLIP[hlgreal]}" "$WORK/pl-ours.mkv" -y --crf 0)
   F_PL=(ffmpeg -nostdin -v error -y -init_hw_device vulkan=vk -filter_hw_device vk -i "${CLIP[hlgreal]}" -vf "$PL" -an -c:v ffv1 "$WORK/pl-ref.mkv")
   if "${G_PL[@]}" </dev/null >"$WORK/pl.log" 2>&1 && "${F_PL[@]}" </dev/null >>"$WORK/pl.log" 2>&1; then
     PSNR_PL=$(psnr "$WORK/pl-ours.mkv" "$WORK/pl-ref.mkv")
