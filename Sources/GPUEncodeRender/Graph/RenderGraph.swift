@@ -88,7 +88,7 @@ public struct RenderGraph: Sendable, CustomStringConvertible {
         }
     }
     /// A run of point colour nodes is baked into a table (`BakeColour`).
-    public var bakesColour = false
+    public var bakesColour: Bool { nodes.contains { if case .bakedColour = $0.kind { return true } else { return false } } }
     /// No filter changes the picture (`DropIdentity`): R'G'B' are carried unclamped.
     public var transparent = false
     /// The scale runs on the source's Y'CbCr codes, the matrix changed once at the end (`InsertConversions`).

@@ -38,6 +38,5 @@ public struct BakeColour: GraphPass {
         guard let first = run.first, let last = run.last else { return }
         let names = graph.nodes[first...last].map { node in node.filter?.declaration.name ?? (node.isPointwise ? "source colour" : "") }
         graph.nodes.replaceSubrange(first...last, with: [RenderNode(.bakedColour(size: 0, of: names.filter { !$0.isEmpty }, filters: filters))])
-        graph.bakesColour = true
     }
 }
