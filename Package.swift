@@ -9,6 +9,13 @@ import PackageDescription
 let fuzzing = Context.environment["GPUENCODE_FUZZ"] == "1"
 let fuzzInstrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
 
+// The CPU kernels' instruction set: Haswell's (AVX2, FMA) on x86-64; elsewhere the default.
+#if arch(x86_64)
+let vectorKernels: [SwiftSetting] = [.unsafeFlags(["-target-cpu", "haswell", "-O"])]
+#else
+let vectorKernels: [SwiftSetting] = [.unsafeFlags(["-O"])]
+#endif
+
 let package = Package(
     name: "gpuencode",
     products: [
@@ -62,8 +69,12 @@ let package = Package(
             swiftSettings: fuzzInstrumented,
             plugins: ["EmbedPresets"]
         ),
+        // Pixel kernels on the CPU, for plans a software renderer runs faster without GL: plain
+        // Swift over 8-lane vectors, compiled for AVX2 and FMA on x86-64 (GPUEncodeRender calls
+        // them only where CPUFeatures finds those), so nothing else needs them.
+        .target(name: "GPUEncodeCPUKernels", swiftSettings: vectorKernels),
         // EGL context, shaders, the chain and frame renderers: EGL/GLES only, no FFmpeg.
-        .target(name: "GPUEncodeRender", dependencies: ["GPUEncodeCore", "GPUEncodeFilters", "CEGL"]),
+        .target(name: "GPUEncodeRender", dependencies: ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeCPUKernels", "CEGL"]),
         // FFmpeg I/O: owning AVFrame/AVPacket, the video source (demux, decode, NVDEC, working
         // format), the output file, the video encoder, audio re-encoding, metadata, stills (PNG/JPEG).
         // Settings gives it what to encode with; it knows nothing of GL, filters or presets.

@@ -29,6 +29,10 @@ public struct FilterDeclaration: Sendable {
     /// source; the renderer asks it for the picture at each frame's time and uploads it only when it
     /// changes. Check the file when the preset loads with `resources` (see VideoInputFilter).
     public var dynamic: (@Sendable (FilterInstance, ResourceContext) throws -> DynamicSource)? = nil
+    /// The filter as an affine map of R'G'B' for these values at a time in seconds (`ColourAffine`),
+    /// for point filters that are one: the same function as the GLSL, as numbers, so a renderer may
+    /// run or compose it without a shader. nil (the default): not affine, or not declared.
+    public var affine: (@Sendable (FilterInstance, _ time: Double) -> ColourAffine?)? = nil
     /// Textures computed from the parameters and the input size in pixels, once per pass set up
     /// (the output scaler's per-column Lanczos weights), sampled as `uniform sampler2D {{p}}NAME`:
     /// `arrays` for tables too large for uniforms.

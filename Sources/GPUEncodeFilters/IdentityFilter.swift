@@ -1,9 +1,13 @@
 public enum IdentityFilter {
-    public static let declaration = FilterDeclaration(
-        name: "identity",
-        summary: "Passes the picture through unchanged.",
-        glsl: "vec4 {{p}}apply(vec4 c, vec2 uv) { return c; }"
-    )
+    public static let declaration: FilterDeclaration = {
+        var d = FilterDeclaration(
+            name: "identity",
+            summary: "Passes the picture through unchanged.",
+            glsl: "vec4 {{p}}apply(vec4 c, vec2 uv) { return c; }"
+        )
+        d.affine = { _, _ in .identity }
+        return d
+    }()
 }
 
 extension Array where Element == FilterInstance {

@@ -39,6 +39,8 @@ public final class FrameRenderer {
     private var nextRPU: DolbyVisionRPU?
     /// Baked colour (`BakeColour`): the fused passes' `filtered` as one 3D table lookup.
     var baked: BakedColour?
+    /// The `cpuPlanes` execution: no GL program draws; the CPU filters the planes.
+    private var hostPlanes: HostPlanes?
     /// The peak (target-peak units) the last frame was tone-mapped with, when peaks are detected.
     var detectedPeak: Double? { detector?.peak }
     var conversion: [(program: ShaderProgram, target: RenderTarget)] = []
@@ -96,10 +98,11 @@ public final class FrameRenderer {
         try ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: limits, of: .input)
         try ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: limits, of: .preset(filters.first?.context.origin))
         // Dolby Vision's uniforms sit in the fused shader beside the filters'.
-        let job = RenderJob(geometry: g, source: source, filters: filters, path: path, light: light, toneMapping: toneMapping,
+        var job = RenderJob(geometry: g, source: source, filters: filters, path: path, light: light, toneMapping: toneMapping,
                             keepsSignal: keepsSignal, dolbyVision: self.dolbyVision != nil, limits: limits, cost: .current(),
                             reservedUniformVectors: self.dolbyVision.map { ShaderNeeds(glsl: $0.glsl).uniformVectors } ?? 0,
                             scaleFirst: scaleFirst)
+        job.cpuKernels = compile.cpuKernels
         compiled = try RenderCompiler(options: compile).compile(job)
         let graph = compiled.graph
         packed = graph.readsPacked
@@ -107,7 +110,7 @@ public final class FrameRenderer {
         let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
         readSets = transfer.framesInFlight
         // `transfer` as `TransferOptions.resolved(for:)` gives it: pbo or client, compute decided.
-        transfers = writesNV12 && transfer.mode == .pbo
+        transfers = writesNV12 && transfer.mode == .pbo && graph.execution != .cpuPlanes
             ? TransferBuffers(count: 3 + 3 * readSets, copyThreads: transfer.copyThreads, mapping: transfer.mapping) : nil
         planes = FrameRenderer.sourceTextures(g, packed: packed)
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
@@ -134,6 +137,7 @@ public final class FrameRenderer {
         switch graph.execution {
         case .chain: try makeChainPrograms(inputs, writesNV12: writesNV12)
         case .planeBlur(let sigma, let radius): try makePlaneBlur(inputs, sigma: sigma, radius: radius)
+        case .cpuPlanes: hostPlanes = HostPlanes(geometry: g, source: source, filters: graph.renderedFilters, clampsSource: !graph.transparent)
         default: try makeFusedPrograms(inputs)
         }
         if keepsSignal, let target = nv12 ?? conversion.first?.target ?? fast.first?.target, !target.readsShorts {
@@ -369,6 +373,11 @@ public final class FrameRenderer {
 
     /// `render` for an 8-bit NV12 output, stage by stage into `times` (`StageTimes`), one frame at a time.
     public func renderMeasured(source: [Plane], output: [Plane], times: StageTimes) throws {
+        if hostPlanes != nil {
+            times.begin(.draw); try render(source: source, output: output); times.end(.draw)
+            times.endFrame()
+            return
+        }
         guard let target = nv12, !writesTenBit else { return try render(source: source, output: output) }
         times.begin(.upload); upload(source); times.end(.upload)
         times.begin(.draw); try draw(time: 0); times.end(.draw)
@@ -389,6 +398,12 @@ public final class FrameRenderer {
     /// Y, Cb, Cr planes; `output` receives Y, Cb, Cr, or Y and CbCr when `writesNV12`.
     /// `source` nil: the source planes are on the GPU already (`sourcePlanes`).
     func render(source: [Plane]?, output: [Plane], time: Double = 0) throws {
+        if let hostPlanes {
+            guard let source else { throw GPUEncodeError(.gpu, "the CPU plan was given frames on the GPU") }
+            hostPlanes.render(source, into: output, time: time)
+            frameIndex += 1
+            return
+        }
         precondition((source?.count ?? 3) == 3 && output.count == (nv12 != nil && !writesTenBit ? 2 : 3) && pendingReads.isEmpty)
         if let source { upload(source) } else { bindSourcePlanes() }
         try draw(time: time)

@@ -30,6 +30,10 @@ enum Environment {
     /// memory instead of copying them into the GL textures on the GPU (unset or 1: interop).
     static var cudaInterop: Bool { value("GPUENCODE_CUDA_INTEROP") != "0" }
 
+    /// For measuring and testing: GPUENCODE_CPU_KERNELS=0 keeps every step of the plan on the
+    /// renderer (no CPU kernel, whatever the cost model prefers).
+    static var cpuKernels: Bool { value("GPUENCODE_CPU_KERNELS") != "0" }
+
     /// GPUENCODE_STAGES set: `--benchmark-filters` also prints each stage's GPU and CPU time.
     static var stageTimes: Bool { value("GPUENCODE_STAGES") != nil }
 

@@ -168,7 +168,11 @@ struct TranscodeCommand: ParsableCommand {
         if json && progressOptions.streamOnStdout { throw ValidationError("--json and --progress-url pipe:1 both write to stdout; send the progress to a file or pipe:2") }
     }
 
-    var compileOptions: CompileOptions { noOptimize ? .reference : CompileOptions() }
+    var compileOptions: CompileOptions {
+        var options = noOptimize ? .reference : CompileOptions()
+        options.cpuKernels = Environment.cpuKernels
+        return options
+    }
 
     func run() throws {
         if listPresets {

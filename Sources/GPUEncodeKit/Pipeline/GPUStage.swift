@@ -68,6 +68,8 @@ final class GPUStage {
     /// NVDEC frames (CUDA memory) into the renderer; made with the first one.
     private var cuda: CUDAFrames?
     private var waiting: [Waiting] = []
+    /// What the renderer was planned with, to plan it again.
+    private var planMadeWith: (transfer: TransferOptions, limits: GPULimits)?
     /// The GL_RENDERER, once the context is made.
     private(set) var rendererName: String?
 
@@ -101,23 +103,35 @@ final class GPUStage {
         if options.sharedGL != nil { options.log(.info, "GPU: \(gl.renderer) (\(gl.version); \(gl.platform); shared by the batch's jobs)") }
         let limits = GPULimits.current()
         options.log(.info, "GPU limits: \(limits)")
+        // Frames come as planes in memory until a deinterlacer hands them over on the GPU (where a
+        // CPU kernel cannot reach them): one that waits for the first flagged frame is made, and
+        // the plan made again, then.
         let transfer = options.transfer.resolved(for: gl)
-        let renderer = try FrameRenderer(geometry: settings.geometry, source: settings.sourceColor, filters: settings.filters,
-                                         path: options.renderPath, light: options.preset.light,
-                                         transfer: transfer, limits: limits, toneMapping: settings.toneMapping,
-                                         keepsSignal: settings.keepHDR, dolbyVision: settings.dolbyVision,
-                                         compile: options.compile, scaleFirst: settings.scaleFirst)
-        for line in renderer.passes { options.log(.info, line) }
-        options.passTrace?(renderer.compiled.traceText)
+        planMadeWith = (transfer, limits)
+        let renderer = try makePlan(transfer: transfer, limits: limits, cpuKernels: settings.deinterlace?.waitForFlag ?? true)
         if let report = options.report {
             let path = options.renderPath == .viaRGBA ? "rgba" : options.renderPath.rawValue
             report.gpu(.object([("renderer", .string(gl.renderer)), ("version", .string(gl.version)), ("platform", .string(gl.platform)),
                                 ("software", .bool(gl.isSoftware)), ("renderPath", .string(path)),
                                 ("transfer", .string(transfer.mode.rawValue)), ("passes", .strings(renderer.passes))]))
         }
-        pipeline = RenderPipeline(renderer: renderer, overlapReadback: settings.overlapReadback)
         let g = settings.geometry
         pool = try FramePool(width: Int32(g.outputWidth), height: Int32(g.outputHeight), format: settings.outputFormat)
+    }
+
+    /// Compiles the renderer and its pipeline; `cpuKernels` false keeps every step on the GPU.
+    private func makePlan(transfer: TransferOptions, limits: GPULimits, cpuKernels: Bool) throws -> FrameRenderer {
+        var compile = options.compile
+        compile.cpuKernels = compile.cpuKernels && cpuKernels
+        let renderer = try FrameRenderer(geometry: settings.geometry, source: settings.sourceColor, filters: settings.filters,
+                                         path: options.renderPath, light: options.preset.light,
+                                         transfer: transfer, limits: limits, toneMapping: settings.toneMapping,
+                                         keepsSignal: settings.keepHDR, dolbyVision: settings.dolbyVision,
+                                         compile: compile, scaleFirst: settings.scaleFirst)
+        for line in renderer.passes { options.log(.info, line) }
+        options.passTrace?(renderer.compiled.traceText)
+        pipeline = RenderPipeline(renderer: renderer, overlapReadback: settings.overlapReadback)
+        return renderer
     }
 
     /// Renders `frame`; returns the frames finished meanwhile (this one, or with pixel buffer
@@ -148,6 +162,11 @@ final class GPUStage {
         if settings.dolbyVision != nil, let rpu = frame.dolbyVisionRPU { pipeline!.renderer.setDolbyVision(rpu) }
         if let plan = settings.deinterlace {
             if deinterlacer == nil && (!plan.waitForFlag || frame.interlaced) {
+                if pipeline!.renderer.compiled.graph.execution == .cpuPlanes, let made = planMadeWith {
+                    // A plan for frames in memory (the CPU's) cannot take the deinterlacer's; no frame
+                    // is in flight in such a plan, so it is made again here.
+                    _ = try makePlan(transfer: made.transfer, limits: made.limits, cpuKernels: false)
+                }
                 deinterlacer = try Deinterlacer(renderer: pipeline!.renderer)
                 if plan.waitForFlag { options.log(.info, "frame at \(frame.pts) flagged interlaced: deinterlacing from here on") }
             }

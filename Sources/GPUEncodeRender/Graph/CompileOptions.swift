@@ -4,9 +4,14 @@
 /// the reference the optimized one is tested against (`--no-optimize`).
 public struct CompileOptions: Sendable, Equatable {
     public var optionalPasses: Bool
+    /// The plan may run on the CPU kernels (`RunOnCPU`) where the cost model prefers them. Off:
+    /// every step on the renderer, as frames that arrive on the GPU (the deinterlacer's) need,
+    /// and as the tests that hold the renderer's own plane-native pass to the reference ask.
+    public var cpuKernels: Bool
 
-    public init(optionalPasses: Bool = true) {
+    public init(optionalPasses: Bool = true, cpuKernels: Bool = true) {
         self.optionalPasses = optionalPasses
+        self.cpuKernels = cpuKernels
     }
 
     /// Only the passes every plan needs: the reference.

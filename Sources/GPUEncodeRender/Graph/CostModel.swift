@@ -26,6 +26,16 @@ public struct CostModel: Sendable, Equatable, CustomStringConvertible {
     /// Plans timed against the reference plan on this renderer, as time over the reference's, where
     /// counting fetches and instructions cannot tell (a GPU's occupancy, its texture caches).
     public var measured: [MeasuredPlan: Double] = [:]
+    /// Cost of one evaluation of a chain of affine colour filters by the CPU kernels
+    /// (`AffinePlaneKernel`), per filter, and their fixed cost per evaluation (the source's
+    /// conversion, the output's rows, the loads and stores), on one core. nil: this machine cannot
+    /// run them (`CPUFeatures`). The CPU is the CPU whichever renderer draws, so both models carry it.
+    public var hostEvaluation: HostCost? = HostCost(base: 1.2, perFilter: 0.5)
+
+    public struct HostCost: Sendable, Equatable {
+        public var base: Double
+        public var perFilter: Double
+    }
 
     public enum MeasuredPlan: String, Sendable {
         /// The blur on planes (`PlaneBlur`) against the RGBA chain's blur, 1080p sigma 8.
@@ -52,10 +62,17 @@ public struct CostModel: Sendable, Equatable, CustomStringConvertible {
         ["llvmpipe", "softpipe", "swrast"].contains { name.contains($0) } ? .software : .hardware
     }
 
+    /// This model on a machine that can (`hasVectorKernels`) or cannot run the CPU kernels.
+    public func withHostKernels(_ available: Bool) -> CostModel {
+        var model = self
+        if !available { model.hostEvaluation = nil }
+        return model
+    }
+
     /// The current context's renderer (`GL_RENDERER`).
     static func current() -> CostModel {
         guard let name = glGetString(GLenum(GL_RENDERER)) else { return .hardware }
-        return forRenderer(named: String(cString: name))
+        return forRenderer(named: String(cString: name)).withHostKernels(CPUFeatures.hasVectorKernels())
     }
 
     /// A program's cost (ns) over `fragments` fragments, each with `fetches` texel fetches and
@@ -65,6 +82,12 @@ public struct CostModel: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var isSoftware: Bool { renderer == .software }
+
+    /// The CPU kernels' cost (ns) of `evaluations` evaluations of a chain of `filters` affine
+    /// filters; nil where they cannot run.
+    public func host(evaluations: Int, filters: Int) -> Double? {
+        hostEvaluation.map { Double(evaluations) * ($0.base + Double(filters) * $0.perFilter) }
+    }
 
     public var description: String { renderer == .software ? "software rasteriser (per fragment and fetch)" : "GPU (per pass and transfer)" }
 }

@@ -15,6 +15,7 @@ public struct RenderCompiler: Sendable {
         InsertConversions(),
         ChooseExecution(),
         ChoosePlanes(),
+        RunOnCPU(),
         BakeColour(),
         BlurOnPlanes(),
         FuseIntoPrograms(),

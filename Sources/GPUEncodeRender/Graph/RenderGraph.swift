@@ -22,6 +22,8 @@ public struct RenderJob: Sendable {
     /// cannot wait for the renderer): when the scale moved, `geometry` is already the scaled source
     /// and `filters` are without the scaler.
     public var scaleFirst: ScaleFirst?
+    /// The plan may run on the CPU kernels (`CompileOptions.cpuKernels`).
+    public var cpuKernels = true
 
     public init(geometry: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
                 light: FilterLight = .gamma, toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false,
@@ -62,6 +64,9 @@ public enum RenderExecution: Sendable, Equatable, CustomStringConvertible {
     case chain
     /// A large Gaussian blur alone, on the Y'CbCr planes at a quarter of the pixels (`PlaneBlur`).
     case planeBlur(sigma: Double, radius: Int)
+    /// `planeNativeBlocks`' arithmetic on the CPU, from the decoded planes to the encoder's,
+    /// without GL (`AffinePlaneKernel`: chains of affine colour filters).
+    case cpuPlanes
 
     public var description: String {
         switch self {
@@ -70,6 +75,7 @@ public enum RenderExecution: Sendable, Equatable, CustomStringConvertible {
         case .lumaAndChroma: return "fused luma and chroma passes, source planes to output planes"
         case .chain: return "the chain through RGBA textures, then to Y'CbCr"
         case .planeBlur(let sigma, _): return "the Gaussian blur (sigma \(sigma)) on the Y'CbCr planes at every 4th pixel, interpolated into NV12"
+        case .cpuPlanes: return "on the CPU, plane-native (luma per pixel, chroma per sample), source planes to output planes, no GL"
         }
     }
 }

@@ -18,6 +18,11 @@ public struct FuseIntoPrograms: GraphPass {
             }
             return
         }
+        if graph.execution == .cpuPlanes {
+            for i in graph.nodes.indices where i > 0 && i < graph.nodes.count - 1 { graph.nodes[i].program = 0 }
+            graph.programs = ["on the CPU: source, \(rendered.map(\.declaration.name).joined(separator: ", ")), to Y'CbCr (no GL program)"]
+            return
+        }
         guard graph.execution == .chain else {
             for i in graph.nodes.indices where i > 0 && i < graph.nodes.count - 1 { graph.nodes[i].program = 0 }
             if !job.filters.isEmpty { graph.programs = [FrameRenderer.fusedPassLine(job.filters)] }

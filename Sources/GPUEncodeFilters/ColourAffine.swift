@@ -1,0 +1,58 @@
+/// A point filter written as an affine map of R'G'B' (before the chain's clamp): output channel i
+/// is `rows[4i] * r + rows[4i+1] * g + rows[4i+2] * b + rows[4i+3]`, alpha untouched. It is the same
+/// function as the filter's GLSL, given as numbers so that a renderer can run the filter without
+/// a shader (the CPU kernels) and compose it with others; FilterTests hold each one to its GLSL.
+public struct ColourAffine: Sendable, Equatable {
+    /// Three rows of (r, g, b, offset).
+    public var rows: [Double]
+
+    public init(rows: [Double]) {
+        precondition(rows.count == 12, "three rows of four")
+        self.rows = rows
+    }
+
+    public static let identity = ColourAffine(rows: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0])
+
+    /// A 4x4 matrix (rows are the output R, G, B, A; `ColorMatrixFilter`'s layout) acting on (r, g,
+    /// b, 1); nil when its alpha row is not (0, 0, 0, 1), which would change alpha.
+    public init?(matrix4 m: [Double]) {
+        guard m.count == 16, Array(m[12..<16]) == [0, 0, 0, 1] else { return nil }
+        self.init(rows: Array(m[0..<12]))
+    }
+
+    /// GLSL's `mix(c, self(c), t)`: the original weighted 1 - t, this map t.
+    public func mixed(_ t: Double) -> ColourAffine {
+        ColourAffine(rows: (0..<12).map { k in (1 - t) * ColourAffine.identity.rows[k] + t * rows[k] })
+    }
+
+    /// Rec. 709 grey (`dot(c.rgb, vec3(0.2125, 0.7154, 0.0721))`, GPUImage's weights) in every channel.
+    public static let grey = ColourAffine(rows: (0..<3).flatMap { _ in [0.2125, 0.7154, 0.0721, 0] })
+
+    /// `mix(grey, c, s)`: saturation `s`.
+    public static func saturation(_ s: Double) -> ColourAffine { grey.mixed(s) }
+
+    /// `(c - 0.5) * k + 0.5 + b`: contrast `k` about mid-grey, then `b` added, after this map.
+    public func contrast(_ k: Double, plus b: Double = 0) -> ColourAffine {
+        ColourAffine(rows: (0..<12).map { $0 % 4 == 3 ? (rows[$0] - 0.5) * k + 0.5 + b : rows[$0] * k })
+    }
+}
+
+extension FilterInstance {
+    /// The filter as an affine map of R'G'B' at `time` seconds (keyframed parameters at their value
+    /// then), or nil when it is not one (its declaration has no `affine`, or these values are not).
+    public func affine(at time: Double) -> ColourAffine? {
+        guard let affine = declaration.affine, overlay.isEmpty else { return nil }
+        return affine(self, time)
+    }
+
+    /// A number parameter's value at `time` (keyframes evaluated).
+    public func number(_ name: String, at time: Double) -> Double {
+        if case .animated(let k) = self[name] { return k.value(at: time).double }
+        return double(name)
+    }
+
+    /// Whether any parameter changes over time.
+    public var isAnimated: Bool {
+        values.values.contains { if case .animated = $0 { return true } else { return false } }
+    }
+}
