@@ -91,18 +91,15 @@ public final class FrameRenderer {
     public init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
                 light: FilterLight = .gamma, transfer: TransferOptions = TransferOptions(mode: .client), limits: GPULimits? = nil,
                 toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false, dolbyVision: DolbyVisionReshape? = nil,
-                compile: CompileOptions = CompileOptions(), scaleFirst: ScaleFirst? = nil) throws {
+                compile: CompileOptions = CompileOptions(), scaleFirst: ScaleFirst? = nil, cost: CostModel? = nil) throws {
         (geometry, self.path, self.light, self.compile, writesTenBit) = (g, path, light, compile, keepsSignal)
         self.dolbyVision = keepsSignal ? nil : dolbyVision
         let limits = limits ?? GPULimits.current()
         try ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: limits, of: .input)
         try ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: limits, of: .preset(filters.first?.context.origin))
-        // Dolby Vision's uniforms sit in the fused shader beside the filters'.
-        var job = RenderJob(geometry: g, source: source, filters: filters, path: path, light: light, toneMapping: toneMapping,
-                            keepsSignal: keepsSignal, dolbyVision: self.dolbyVision != nil, limits: limits, cost: .current(),
-                            reservedUniformVectors: self.dolbyVision.map { ShaderNeeds(glsl: $0.glsl).uniformVectors } ?? 0,
-                            scaleFirst: scaleFirst)
-        job.cpuKernels = compile.cpuKernels
+        let job = FrameRenderer.job(geometry: g, source: source, filters: filters, path: path, light: light, toneMapping: toneMapping,
+                                    dolbyVision: self.dolbyVision, limits: limits, cost: cost ?? .current(), compile: compile,
+                                    keepsSignal: keepsSignal, scaleFirst: scaleFirst)
         compiled = try RenderCompiler(options: compile).compile(job)
         let graph = compiled.graph
         packed = graph.readsPacked
@@ -112,6 +109,13 @@ public final class FrameRenderer {
         // `transfer` as `TransferOptions.resolved(for:)` gives it: pbo or client, compute decided.
         transfers = writesNV12 && transfer.mode == .pbo && graph.execution != .cpuPlanes
             ? TransferBuffers(count: 3 + 3 * readSets, copyThreads: transfer.copyThreads, mapping: transfer.mapping) : nil
+        if graph.execution == .cpuPlanes {
+            // No GL object: the CPU filters the planes, and the context may go (`runsOnCPU`).
+            planes = []
+            passes = graph.programs
+            hostPlanes = HostPlanes(geometry: g, source: source, filters: graph.renderedFilters, clampsSource: !graph.transparent)
+            return
+        }
         planes = FrameRenderer.sourceTextures(g, packed: packed)
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
@@ -137,7 +141,7 @@ public final class FrameRenderer {
         switch graph.execution {
         case .chain: try makeChainPrograms(inputs, writesNV12: writesNV12)
         case .planeBlur(let sigma, let radius): try makePlaneBlur(inputs, sigma: sigma, radius: radius)
-        case .cpuPlanes: hostPlanes = HostPlanes(geometry: g, source: source, filters: graph.renderedFilters, clampsSource: !graph.transparent)
+        case .cpuPlanes: preconditionFailure("planned above")
         default: try makeFusedPrograms(inputs)
         }
         if keepsSignal, let target = nv12 ?? conversion.first?.target ?? fast.first?.target, !target.readsShorts {
@@ -166,8 +170,11 @@ public final class FrameRenderer {
         return sizes.map { Texture(width: $0.0, height: $0.1, format: format, filter: filter) }
     }
 
+    /// The plan runs on the CPU (`cpuPlanes`): it made no GL object and needs no GL context.
+    public var runsOnCPU: Bool { hostPlanes != nil }
+
     deinit {
-        glDeleteVertexArrays(1, &vao)
+        if vao != 0 { glDeleteVertexArrays(1, &vao) }
     }
 
 

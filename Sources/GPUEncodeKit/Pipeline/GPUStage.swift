@@ -85,11 +85,33 @@ final class GPUStage {
             try shared.sync { gl in try makeRenderer(gl) }
             return
         }
+        if try planOnCPU() { return }
         let t0 = monotonicSeconds()
         let gl = options.reuseGPUContext ? try GLContextPool.take(options.gpu) : try GLContext(selection: options.gpu)
         context = gl
         options.log(.info, "GPU: \(gl.renderer) (\(gl.version); \(gl.platform); ready in \(Int((monotonicSeconds() - t0) * 1000)) ms)")
         try makeRenderer(gl)
+    }
+
+    /// Where the renderer would be a software rasteriser and its plan runs on the CPU alone
+    /// (`FrameRenderer.onCPU`), makes that renderer without a GL context, which is then never
+    /// made. Frames a deinterlacer may hand over on the GPU need the context from the start.
+    private func planOnCPU() throws -> Bool {
+        guard options.compile.cpuKernels, settings.deinterlace?.waitForFlag ?? true, GLContext.rendersInSoftware(options.gpu),
+              let renderer = try FrameRenderer.onCPU(geometry: settings.geometry, source: settings.sourceColor, filters: settings.filters,
+                                                     path: options.renderPath, light: options.preset.light, toneMapping: settings.toneMapping,
+                                                     keepsSignal: settings.keepHDR, dolbyVision: settings.dolbyVision,
+                                                     compile: options.compile, scaleFirst: settings.scaleFirst) else { return false }
+        rendererName = "the CPU"
+        options.log(.info, "GPU: none made (the plan runs on the CPU; a GPU would be a software rasteriser)")
+        for line in renderer.passes { options.log(.info, line) }
+        options.passTrace?(renderer.compiled.traceText)
+        options.report?.gpu(.object([("renderer", .string("cpu")), ("software", .bool(true)), ("renderPath", .string("cpu")),
+                                     ("passes", .strings(renderer.passes))]))
+        pipeline = RenderPipeline(renderer: renderer, overlapReadback: false)
+        let g = settings.geometry
+        pool = try FramePool(width: Int32(g.outputWidth), height: Int32(g.outputHeight), format: settings.outputFormat)
+        return true
     }
 
     /// Runs `body` where the stage's GL work runs: on the shared context's thread, or here.
@@ -162,10 +184,19 @@ final class GPUStage {
         if settings.dolbyVision != nil, let rpu = frame.dolbyVisionRPU { pipeline!.renderer.setDolbyVision(rpu) }
         if let plan = settings.deinterlace {
             if deinterlacer == nil && (!plan.waitForFlag || frame.interlaced) {
-                if pipeline!.renderer.compiled.graph.execution == .cpuPlanes, let made = planMadeWith {
-                    // A plan for frames in memory (the CPU's) cannot take the deinterlacer's; no frame
-                    // is in flight in such a plan, so it is made again here.
-                    _ = try makePlan(transfer: made.transfer, limits: made.limits, cpuKernels: false)
+                if pipeline!.renderer.runsOnCPU {
+                    // A plan on the CPU cannot take the deinterlacer's frames; none of its frames is
+                    // in flight, so the plan is made again here, with a context if it had none.
+                    if let made = planMadeWith {
+                        _ = try makePlan(transfer: made.transfer, limits: made.limits, cpuKernels: false)
+                    } else {
+                        let gl = options.reuseGPUContext ? try GLContextPool.take(options.gpu) : try GLContext(selection: options.gpu)
+                        context = gl
+                        options.log(.info, "GPU: \(gl.renderer) (\(gl.version); \(gl.platform); for the deinterlacer)")
+                        planMadeWith = (options.transfer.resolved(for: gl), GPULimits.current())
+                        _ = try makePlan(transfer: planMadeWith!.transfer, limits: planMadeWith!.limits, cpuKernels: false)
+                        rendererName = gl.renderer
+                    }
                 }
                 deinterlacer = try Deinterlacer(renderer: pipeline!.renderer)
                 if plan.waitForFlag { options.log(.info, "frame at \(frame.pts) flagged interlaced: deinterlacing from here on") }

@@ -1,0 +1,49 @@
+import GPUEncodeCore
+import GPUEncodeFilters
+
+// Plans made before a GL context exists: the job the compiler gets, and the renderer of a plan
+// that runs on the CPU alone (`RunOnCPU`), which never needs one.
+
+extension FrameRenderer {
+    /// The job `init` compiles (its parameters as `init`'s; `dolbyVision` as the renderer keeps it).
+    static func job(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath, light: FilterLight,
+                    toneMapping: ToneMapping, dolbyVision: DolbyVisionReshape?, limits: GPULimits, cost: CostModel,
+                    compile: CompileOptions, keepsSignal: Bool, scaleFirst: ScaleFirst?) -> RenderJob {
+        // Dolby Vision's uniforms sit in the fused shader beside the filters'.
+        var job = RenderJob(geometry: g, source: source, filters: filters, path: path, light: light, toneMapping: toneMapping,
+                            keepsSignal: keepsSignal, dolbyVision: dolbyVision != nil, limits: limits, cost: cost,
+                            reservedUniformVectors: dolbyVision.map { ShaderNeeds(glsl: $0.glsl).uniformVectors } ?? 0,
+                            scaleFirst: scaleFirst)
+        job.cpuKernels = compile.cpuKernels
+        return job
+    }
+
+    /// The limits a plan made without a context assumes: OpenGL ES 3.0's minimums, with llvmpipe's
+    /// largest texture (16384). A CPU plan draws nothing; a plan that would need more than these
+    /// is made with the context, as every other plan is.
+    static let contextFreeLimits = GPULimits(uniformVectors: GPULimits.es30Minimum.uniformVectors,
+                                             textureUnits: GPULimits.es30Minimum.textureUnits,
+                                             combinedTextureUnits: GPULimits.es30Minimum.combinedTextureUnits,
+                                             drawBuffers: GPULimits.es30Minimum.drawBuffers, maxTextureSize: 16384)
+
+    /// The renderer for a software rasteriser (`GLContext.rendersInSoftware`) where its plan runs on
+    /// the CPU alone, made without a GL context: none is ever needed, and llvmpipe's would hold about
+    /// 65 MB (its threads, LLVM) and take 40 ms to start. nil where the plan needs the renderer
+    /// (make the context, then the renderer, as always). Parameters as `init`'s.
+    public static func onCPU(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
+                             light: FilterLight = .gamma, toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false,
+                             dolbyVision: DolbyVisionReshape? = nil, compile: CompileOptions = CompileOptions(),
+                             scaleFirst: ScaleFirst? = nil) throws -> FrameRenderer? {
+        let cost = CostModel.software.withHostKernels(CPUFeatures.hasVectorKernels())
+        let job = FrameRenderer.job(geometry: g, source: source, filters: filters, path: path, light: light, toneMapping: toneMapping,
+                                    dolbyVision: keepsSignal ? nil : dolbyVision, limits: contextFreeLimits, cost: cost,
+                                    compile: compile, keepsSignal: keepsSignal, scaleFirst: scaleFirst)
+        guard (try? ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: contextFreeLimits, of: .input)) != nil,
+              (try? ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: contextFreeLimits, of: .input)) != nil,
+              try RenderCompiler(options: compile).compile(job).graph.execution == .cpuPlanes else { return nil }
+        // The same job, so the same plan: `init` returns before its first GL call.
+        return try FrameRenderer(geometry: g, source: source, filters: filters, path: path, light: light, limits: contextFreeLimits,
+                                 toneMapping: toneMapping, keepsSignal: keepsSignal, dolbyVision: dolbyVision, compile: compile,
+                                 scaleFirst: scaleFirst, cost: cost)
+    }
+}
