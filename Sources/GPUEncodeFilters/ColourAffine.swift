@@ -28,8 +28,8 @@ public struct ColourAffine: Sendable, Equatable {
     /// Rec. 709 grey (`dot(c.rgb, vec3(0.2125, 0.7154, 0.0721))`, GPUImage's weights) in every channel.
     public static let grey = ColourAffine(rows: (0..<3).flatMap { _ in [0.2125, 0.7154, 0.0721, 0] })
 
-    /// `mix(grey, c, s)`: saturation `s`.
-    public static func saturation(_ s: Double) -> ColourAffine { grey.mixed(s) }
+    /// `mix(grey, c, s)`: saturation `s` (grey weighted 1 - s).
+    public static func saturation(_ s: Double) -> ColourAffine { grey.mixed(1 - s) }
 
     /// `(c - 0.5) * k + 0.5 + b`: contrast `k` about mid-grey, then `b` added, after this map.
     public func contrast(_ k: Double, plus b: Double = 0) -> ColourAffine {

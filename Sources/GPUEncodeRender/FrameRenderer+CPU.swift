@@ -8,14 +8,12 @@ extension FrameRenderer {
     /// The job `init` compiles (its parameters as `init`'s; `dolbyVision` as the renderer keeps it).
     static func job(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath, light: FilterLight,
                     toneMapping: ToneMapping, dolbyVision: DolbyVisionReshape?, limits: GPULimits, cost: CostModel,
-                    compile: CompileOptions, keepsSignal: Bool, scaleFirst: ScaleFirst?) -> RenderJob {
+                    keepsSignal: Bool, scaleFirst: ScaleFirst?) -> RenderJob {
         // Dolby Vision's uniforms sit in the fused shader beside the filters'.
-        var job = RenderJob(geometry: g, source: source, filters: filters, path: path, light: light, toneMapping: toneMapping,
-                            keepsSignal: keepsSignal, dolbyVision: dolbyVision != nil, limits: limits, cost: cost,
-                            reservedUniformVectors: dolbyVision.map { ShaderNeeds(glsl: $0.glsl).uniformVectors } ?? 0,
-                            scaleFirst: scaleFirst)
-        job.cpuKernels = compile.cpuKernels
-        return job
+        RenderJob(geometry: g, source: source, filters: filters, path: path, light: light, toneMapping: toneMapping,
+                  keepsSignal: keepsSignal, dolbyVision: dolbyVision != nil, limits: limits, cost: cost,
+                  reservedUniformVectors: dolbyVision.map { ShaderNeeds(glsl: $0.glsl).uniformVectors } ?? 0,
+                  scaleFirst: scaleFirst)
     }
 
     /// The limits a plan made without a context assumes: OpenGL ES 3.0's minimums, with llvmpipe's
@@ -37,7 +35,7 @@ extension FrameRenderer {
         let cost = CostModel.software.withHostKernels(CPUFeatures.hasVectorKernels())
         let job = FrameRenderer.job(geometry: g, source: source, filters: filters, path: path, light: light, toneMapping: toneMapping,
                                     dolbyVision: keepsSignal ? nil : dolbyVision, limits: contextFreeLimits, cost: cost,
-                                    compile: compile, keepsSignal: keepsSignal, scaleFirst: scaleFirst)
+                                    keepsSignal: keepsSignal, scaleFirst: scaleFirst)
         guard (try? ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: contextFreeLimits, of: .input)) != nil,
               (try? ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: contextFreeLimits, of: .input)) != nil,
               try RenderCompiler(options: compile).compile(job).graph.execution == .cpuPlanes else { return nil }

@@ -98,7 +98,7 @@ public final class FrameRenderer {
         try ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: limits, of: .input)
         try ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: limits, of: .preset(filters.first?.context.origin))
         let job = FrameRenderer.job(geometry: g, source: source, filters: filters, path: path, light: light, toneMapping: toneMapping,
-                                    dolbyVision: self.dolbyVision, limits: limits, cost: cost ?? .current(), compile: compile,
+                                    dolbyVision: self.dolbyVision, limits: limits, cost: cost ?? .current(),
                                     keepsSignal: keepsSignal, scaleFirst: scaleFirst)
         compiled = try RenderCompiler(options: compile).compile(job)
         let graph = compiled.graph

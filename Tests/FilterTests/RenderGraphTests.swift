@@ -150,7 +150,7 @@ final class RenderGraphTests: FilterTestCase {
     /// sepia's block pass evaluates the chain per luma pixel and per chroma sample; a sigma-8 blur
     /// alone runs on the Y'CbCr planes, its matrix to R'G'B' moved after it. The reference keeps both.
     func testOptionalExecutionsAndTheReference() throws {
-        XCTAssertEqual(try compiled(job([try sepia()])).graph.execution, .planeNativeBlocks)
+        XCTAssertEqual(try compiled(job([try sepia()]), CompileOptions(cpuKernels: false)).graph.execution, .planeNativeBlocks)
         XCTAssertEqual(try compiled(job([try sepia()]), .reference).graph.execution, .packedBlocks)
         XCTAssertEqual(try compiled(job([try filter("hue")])).graph.execution, .packedBlocks,
                        "a look outside the plane-native set keeps the reference's block")
@@ -164,6 +164,45 @@ final class RenderGraphTests: FilterTestCase {
         XCTAssertEqual(try compiled(job([blur], bits: 10)).graph.execution, .chain, "10-bit sources keep the RGBA chain")
         // On a GPU the blur on planes measured 2.1x the chain's time (H100): the chain stays.
         XCTAssertEqual(try compiled(job([blur], cost: .hardware)).graph.execution, .chain)
+    }
+
+    /// The plane-native pass on the CPU: chosen where the cost model puts the CPU kernels under the
+    /// renderer's pass (a software rasteriser, a CPU that runs them) for affine chains on 8-bit SDR;
+    /// everything else keeps its plan, and says why.
+    func testRunOnCPU() throws {
+        let sepia = try sepia()
+        let r = try compiled(job([sepia]))
+        XCTAssertEqual(r.graph.execution, .cpuPlanes)
+        XCTAssertEqual(r.graph.programs, ["on the CPU: source, sepia, to Y'CbCr (no GL program)"])
+        XCTAssertTrue(r.graph.notes.contains { $0.hasPrefix("on the CPU: estimated") }, "\(r.graph.notes)")
+        XCTAssertEqual(try compiled(job([sepia, try filter("colorControls", ["saturation": .float(0.8)])])).graph.execution, .cpuPlanes)
+        XCTAssertEqual(try compiled(job([])).graph.execution, .cpuPlanes, "identity: the transparent round trip")
+        func stays(_ j: RenderJob, _ options: CompileOptions = CompileOptions(), because reason: String,
+                   file: StaticString = #filePath, line: UInt = #line) throws {
+            let g = try compiled(j, options).graph
+            XCTAssertNotEqual(g.execution, .cpuPlanes, reason, file: file, line: line)
+            if g.execution == .planeNativeBlocks {
+                XCTAssertTrue(g.notes.contains { $0.hasPrefix("on the CPU: no, \(reason)") }, "\(g.notes)", file: file, line: line)
+            }
+        }
+        try stays(job([sepia], cost: .hardware), because: "estimated")
+        try stays(job([sepia], cost: CostModel.software.withHostKernels(false)), because: "this CPU cannot run the kernels")
+        try stays(job([sepia]), CompileOptions(cpuKernels: false), because: "kept on the renderer")
+        try stays(job([sepia]), .reference, because: "the reference runs no optional pass")
+        try stays(job([sepia], bits: 10), because: "the source is deeper than 8 bits")
+        try stays(job([sepia], source: hlg), because: "the source is not SDR")
+        try stays(job([sepia], light: .linear), because: "the preset works in linear light")
+        try stays(job([try filter("vignette")]), because: "not the plane-native block pass")
+        try stays(job([sepia], rotation: .clockwise90), because: "not the plane-native block pass")
+        try stays(job([sepia], width: 1919, height: 1079), because: "not the plane-native block pass")
+        XCTAssertEqual(CostModel.software.host(evaluations: 100, filters: 2), 100 * (1.2 + 2 * 0.5))
+        XCTAssertNil(CostModel.software.withHostKernels(false).host(evaluations: 100, filters: 2))
+    }
+
+    func testCPUFlags() {
+        let flags = CPUFeatures.flags(inCPUInfo: "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma bmi1\nbugs\t: none\n")
+        XCTAssertEqual(flags, ["fpu", "sse2", "avx", "avx2", "fma", "bmi1"])
+        XCTAssertFalse(flags.isSuperset(of: CPUFeatures.haswellFlags), "no bmi2, f16c, movbe, abm, popcnt")
     }
 
     func testCostModelByRendererName() {

@@ -33,6 +33,8 @@ public struct RenderCompiler: Sendable {
     }
 
     public func compile(_ job: RenderJob) throws -> Result {
+        var job = job
+        job.cpuKernels = job.cpuKernels && options.cpuKernels
         var graph = RenderGraph(job: job)
         var trace = [(pass: "the job", graph: graph)]
         for pass in RenderCompiler.passes where options.optionalPasses || !pass.isOptional {

@@ -22,7 +22,7 @@ public struct RenderJob: Sendable {
     /// cannot wait for the renderer): when the scale moved, `geometry` is already the scaled source
     /// and `filters` are without the scaler.
     public var scaleFirst: ScaleFirst?
-    /// The plan may run on the CPU kernels (`CompileOptions.cpuKernels`).
+    /// The plan may run on the CPU kernels (with `CompileOptions.cpuKernels`, which the compiler applies).
     public var cpuKernels = true
 
     public init(geometry: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,

@@ -26,9 +26,9 @@ public struct RunOnCPU: GraphPass {
     static func refusal(_ graph: RenderGraph, job: RenderJob) -> String? {
         guard graph.execution == .planeNativeBlocks else { return "not the plane-native block pass" }
         guard job.cpuKernels else { return "kept on the renderer (frames on the GPU, or asked for)" }
-        guard job.geometry.bitDepth == 8, !job.precise else { return "the source is deeper than 8 bits" }
-        guard job.sourceColor.isIdentity, !job.keepsSignal, !job.dolbyVision else { return "the source is not SDR BT.709/601" }
         guard job.light == .gamma else { return "the preset works in linear light" }
+        guard job.sourceColor.isIdentity, !job.keepsSignal, !job.dolbyVision else { return "the source is not SDR BT.709/601" }
+        guard job.geometry.bitDepth == 8, !job.precise else { return "the source is deeper than 8 bits" }
         let filters = graph.renderedFilters
         if let other = filters.first(where: { $0.affine(at: 0) == nil }) {
             return "\(other.declaration.name) is not an affine colour map"

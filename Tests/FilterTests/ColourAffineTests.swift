@@ -1,0 +1,59 @@
+import GPUEncodeKit
+import XCTest
+
+/// ColourAffine.swift: every filter that declares itself an affine map of R'G'B' (the CPU
+/// kernels run those maps instead of the GLSL) is held to its own GLSL, drawn on the GPU, at its
+/// defaults and at other values of each number parameter; the map is applied here in double
+/// precision and clamped as the chain clamps each filter's output.
+final class ColourAffineTests: FilterTestCase {
+    private func apply(_ a: ColourAffine, _ c: RGBA) -> RGBA {
+        var out = RGBA(0, 0, 0, c.w)
+        for i in 0..<3 { out[i] = a.rows[4 * i] * c.x + a.rows[4 * i + 1] * c.y + a.rows[4 * i + 2] * c.z + a.rows[4 * i + 3] }
+        return simd_clamp01(out)
+    }
+
+    /// The declarations with an affine form (identity, sepia, grayscale, colorMatrix, brightness,
+    /// contrast, saturation, colorControls at least).
+    private var affine: [FilterDeclaration] { FilterRegistry.all.filter { $0.affine != nil } }
+
+    func testTheAffineFamily() {
+        let names = Set(affine.map(\.name))
+        for name in ["identity", "sepia", "grayscale", "colorMatrix", "brightness", "contrast", "saturation", "colorControls"] {
+            XCTAssertTrue(names.contains(name), "\(name) declares its affine map")
+        }
+    }
+
+    func testEachMapIsItsGLSL() throws {
+        for declaration in affine {
+            var settings: [[String: ParameterValue]] = [[:]]
+            for p in declaration.parameters {
+                if case .float = p.defaultValue {
+                    let d = p.defaultValue.double
+                    settings.append([p.name: .float(d == 0 ? 0.3 : d * 0.6)])
+                    settings.append([p.name: .float(d == 0 ? -0.2 : d * 1.3)])
+                }
+            }
+            if declaration.name == "colorMatrix" {
+                settings.append(["matrix": .matrix4([0, 1, 0, 0, 0.5, 0, 0.5, 0, 1, 0.2, 0.1, -0.15, 0, 0, 0, 1]), "intensity": .float(0.7)])
+            }
+            for values in settings {
+                let f = try filter(declaration.name, values)
+                let map = try XCTUnwrap(f.affine(at: 0), "\(declaration.name) \(values)")
+                try assertPointFilter([f], "\(declaration.name) \(values)") { c, _ in self.apply(map, c) }
+            }
+        }
+    }
+
+    func testAMatrixThatChangesAlphaIsNotAffine() throws {
+        let f = try filter("colorMatrix", ["matrix": .matrix4([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0.5, 0, 0, 0.5])])
+        XCTAssertNil(f.affine(at: 0))
+    }
+
+    func testKeyframedValuesAtTheirTime() throws {
+        let k = Keyframes(times: [0, 2], values: [.float(0), .float(1)], easing: .linear)
+        let f = try filter("sepia", ["intensity": .animated(k)])
+        XCTAssertTrue(f.isAnimated)
+        XCTAssertEqual(try XCTUnwrap(f.affine(at: 0)), .identity)
+        XCTAssertEqual(try XCTUnwrap(f.affine(at: 1)).rows[0], 0.5 + 0.5 * 0.3588, accuracy: 1e-12)
+    }
+}
