@@ -15,8 +15,10 @@ final class PlaneNativeTests: GPUEncodeTestCase {
     /// sepia Cr 50.7 dB over half a second, vignette 53.7 dB).
     static let realClipLooks = ["sepia", "faded"]
     /// The transfer paths: pixel buffers, client memory, and the packed pass as a compute shader
-    /// writing into the pixel buffers (`TransferOptions.computePass`, off by default on llvmpipe).
-    static let transfers = ["pbo", "client", "compute"]
+    /// writing into the pixel buffers (`TransferOptions.computePass`, off by default on llvmpipe),
+    /// all with the pass drawn by the renderer; and `cpu`, the same pass run by the CPU kernels
+    /// (`RunOnCPU`, which the cost model picks on llvmpipe where it can).
+    static let transfers = ["pbo", "client", "compute", "cpu"]
 
     /// A smooth 4:2:0 picture (four-colour gradient) as a lossless clip of `format`.
     private func gradient(_ format: String) throws -> URL {
@@ -32,7 +34,9 @@ final class PlaneNativeTests: GPUEncodeTestCase {
     private func renders(_ input: URL, preset: String, transfer: String, extra: [String] = [], tenBit: Bool = false,
                          file: StaticString = #filePath, line: UInt = #line) throws -> (reference: URL, optimized: URL)? {
         let encode = tenBit ? ["--codec", "hevc", "--x265-params", "lossless=1"] : ["--crf", "0", "--x264-preset", "ultrafast"]
-        let settings = transfer == "compute" ? ["GPUENCODE_TRANSFER": "pbo", "GPUENCODE_COMPUTE": "1"] : ["GPUENCODE_TRANSFER": transfer, "GPUENCODE_COMPUTE": "0"]
+        var settings = transfer == "compute" ? ["GPUENCODE_TRANSFER": "pbo", "GPUENCODE_COMPUTE": "1"] : ["GPUENCODE_TRANSFER": transfer, "GPUENCODE_COMPUTE": "0"]
+        settings["GPUENCODE_CPU_KERNELS"] = transfer == "cpu" ? "1" : "0"
+        if transfer == "cpu" { settings["GPUENCODE_TRANSFER"] = "client" }
         let environment = ProcessInfo.processInfo.environment.merging(settings) { $1 }
         var outputs: [URL] = []
         for optimize in [false, true] {
