@@ -17,7 +17,8 @@ final class LayeringTests: XCTestCase {
         "GPUEncodeFilters": ["GPUEncodeCore"],
         "GPUEncodeSettings": ["GPUEncodeCore"],
         "GPUEncodePresets": ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeSettings"],
-        "GPUEncodeRender": ["GPUEncodeCore", "GPUEncodeFilters", "CEGL"],
+        "GPUEncodeCPUKernels": [],
+        "GPUEncodeRender": ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeCPUKernels", "CEGL"],
         "GPUEncodeMedia": ["GPUEncodeCore", "GPUEncodeSettings", "CFFmpeg", "CShim"],
         "GPUEncodeKit": ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeSettings", "GPUEncodePresets", "GPUEncodeRender",
                          "GPUEncodeMedia", "CFFmpeg", "CEGL", "CShim", "CCUDAGL"],
@@ -28,8 +29,10 @@ final class LayeringTests: XCTestCase {
     static let packageModules: Set<String> = Set(allowed.keys).union(["CFFmpeg", "CEGL", "gpuencode", "ParserFuzzHarness"])
 
     /// The layers that must never see FFmpeg or EGL, whatever the table says.
-    static let noFFmpeg: Set<String> = ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeSettings", "GPUEncodePresets", "GPUEncodeRender"]
-    static let noGL: Set<String> = ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeSettings", "GPUEncodePresets", "GPUEncodeMedia"]
+    static let noFFmpeg: Set<String> = ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeSettings", "GPUEncodePresets", "GPUEncodeCPUKernels",
+                                        "GPUEncodeRender"]
+    static let noGL: Set<String> = ["GPUEncodeCore", "GPUEncodeFilters", "GPUEncodeSettings", "GPUEncodePresets", "GPUEncodeCPUKernels",
+                                    "GPUEncodeMedia"]
 
     func testEachTargetImportsOnlyTheLayersBelowIt() throws {
         let sources = Paths.packageRoot.appendingPathComponent("Sources")

@@ -174,11 +174,16 @@ final class GPUSelectionTests: GPUEncodeTestCase {
     func testVerboseNamesTheRenderer() throws {
         let input = scratch("in.mp4")
         try Oracle.makeClip(input, seconds: 0.2)
-        let result = try gpuencode([input.path, scratch("out.mp4").path, "--preset", "sepia", "--gpu", "software", "-v"])
+        // (1977 is not a chain of affine colour maps, so a software renderer draws it: sepia would
+        // run on the CPU kernels, and no context would be made.)
+        let result = try gpuencode([input.path, scratch("out.mp4").path, "--preset", "1977", "--gpu", "software", "-v"])
         XCTAssertEqual(result.status, 0, result.summary)
         let line = result.stderrLines.first { $0.contains("GPU: ") }
         XCTAssertNotNil(line, result.stderr)
         XCTAssertTrue(line?.contains("OpenGL ES 3") ?? false, line ?? "")
+        let cpu = try gpuencode([input.path, scratch("out.mp4").path, "-y", "--preset", "sepia", "--gpu", "software", "-v"])
+        XCTAssertEqual(cpu.status, 0, cpu.summary)
+        XCTAssertTrue(cpu.stderrLines.contains { $0.contains("GPU: none made (the plan runs on the CPU") }, cpu.stderr)
     }
 
     /// Asking for a hardware device where there is none (CI, this machine) is exit 69, one line,

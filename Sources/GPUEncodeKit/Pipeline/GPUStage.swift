@@ -106,7 +106,8 @@ final class GPUStage {
         options.log(.info, "GPU: none made (the plan runs on the CPU; a GPU would be a software rasteriser)")
         for line in renderer.passes { options.log(.info, line) }
         options.passTrace?(renderer.compiled.traceText)
-        options.report?.gpu(.object([("renderer", .string("cpu")), ("software", .bool(true)), ("renderPath", .string("cpu")),
+        let path = options.renderPath == .viaRGBA ? "rgba" : options.renderPath.rawValue
+        options.report?.gpu(.object([("renderer", .string("CPU kernels")), ("software", .bool(true)), ("renderPath", .string(path)),
                                      ("passes", .strings(renderer.passes))]))
         pipeline = RenderPipeline(renderer: renderer, overlapReadback: false)
         let g = settings.geometry
