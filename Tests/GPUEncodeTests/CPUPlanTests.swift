@@ -114,6 +114,19 @@ final class CPUPlanTests: GPUEncodeTestCase {
         XCTAssertLessThanOrEqual(try compare(cpu, gl).worst, 1)
     }
 
+    /// `--json` says where the frames were filtered.
+    func testReportSaysTheCPU() throws {
+        let clip = scratch("report.mkv")
+        try ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=192x108:rate=25", "-frames:v", "2", "-pix_fmt", "yuv420p", "-c:v", "ffv1", clip.path])
+        let result = try gpuencode([clip.path, scratch("report-out.mp4").path, "--preset", "sepia", "--json"])
+        XCTAssertEqual(result.status, ExitCode.ok, result.summary)
+        let doc = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let gpu = try XCTUnwrap(doc["gpu"] as? [String: Any], "\(doc)")
+        XCTAssertEqual(gpu["renderer"] as? String, "CPU kernels")
+        XCTAssertEqual(gpu["transfer"] as? String, "none")
+        XCTAssertTrue((gpu["passes"] as? [String] ?? []).contains { $0.hasPrefix("on the CPU: source, sepia") }, "\(gpu)")
+    }
+
     /// What the kernels do not take stays on the renderer: a 10-bit source, a look that is not
     /// affine, and frames a deinterlacer hands over from the start.
     func testOtherPlansKeepTheRenderer() throws {

@@ -247,7 +247,9 @@ final class MachineOutputTests: GPUEncodeTestCase {
         let inputFrames = try decodedFrames(input)
         for (ext, transfer) in [("mp4", "pbo"), ("mkv", "client")] {
             let target = scratch("done.\(ext)")
-            let result = try gpuencode([input.path, target.path, "--preset", "sepia", "--json"], environment: ["GPUENCODE_TRANSFER": transfer])
+            // (The transfer is the renderer's: sepia's pass drawn by it, not by the CPU kernels.)
+            let result = try gpuencode([input.path, target.path, "--preset", "sepia", "--json"],
+                                       environment: ["GPUENCODE_TRANSFER": transfer, "GPUENCODE_CPU_KERNELS": "0"])
             XCTAssertEqual(result.status, ExitCode.ok, result.summary)
             let doc = try document(result)
             XCTAssertEqual(doc["status"] as? String, "done")

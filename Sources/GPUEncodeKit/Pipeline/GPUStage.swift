@@ -108,7 +108,7 @@ final class GPUStage {
         options.passTrace?(renderer.compiled.traceText)
         let path = options.renderPath == .viaRGBA ? "rgba" : options.renderPath.rawValue
         options.report?.gpu(.object([("renderer", .string("CPU kernels")), ("software", .bool(true)), ("renderPath", .string(path)),
-                                     ("passes", .strings(renderer.passes))]))
+                                     ("transfer", .string("none")), ("passes", .strings(renderer.passes))]))
         pipeline = RenderPipeline(renderer: renderer, overlapReadback: false)
         let g = settings.geometry
         pool = try FramePool(width: Int32(g.outputWidth), height: Int32(g.outputHeight), format: settings.outputFormat)
