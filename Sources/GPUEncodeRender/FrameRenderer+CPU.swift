@@ -27,11 +27,12 @@ extension FrameRenderer {
     /// The renderer for a software rasteriser (`GLContext.rendersInSoftware`) where its plan runs on
     /// the CPU alone, made without a GL context: none is ever needed, and llvmpipe's would hold about
     /// 65 MB (its threads, LLVM) and take 40 ms to start. nil where the plan needs the renderer
-    /// (make the context, then the renderer, as always). Parameters as `init`'s.
+    /// (make the context, then the renderer, as always). Parameters as `init`'s; `rendersInSoftware`
+    /// is asked only when the plan would run on the CPU (on a GPU machine it opens the GPU's display).
     public static func onCPU(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], path: RenderPath = .direct,
                              light: FilterLight = .gamma, toneMapping: ToneMapping = ToneMapping(), keepsSignal: Bool = false,
                              dolbyVision: DolbyVisionReshape? = nil, compile: CompileOptions = CompileOptions(),
-                             scaleFirst: ScaleFirst? = nil) throws -> FrameRenderer? {
+                             scaleFirst: ScaleFirst? = nil, rendersInSoftware: () -> Bool) throws -> FrameRenderer? {
         let cost = CostModel.software.withHostKernels(CPUFeatures.hasVectorKernels())
         let job = FrameRenderer.job(geometry: g, source: source, filters: filters, path: path, light: light, toneMapping: toneMapping,
                                     dolbyVision: keepsSignal ? nil : dolbyVision, limits: contextFreeLimits, cost: cost,
@@ -39,7 +40,7 @@ extension FrameRenderer {
         guard (try? ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: contextFreeLimits, of: .input)) != nil,
               (try? ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: contextFreeLimits, of: .input)) != nil,
               // (A plan that does not fit these limits throws here: it is the context's to make.)
-              (try? RenderCompiler(options: compile).compile(job))?.graph.execution == .cpuPlanes else { return nil }
+              (try? RenderCompiler(options: compile).compile(job))?.graph.execution == .cpuPlanes, rendersInSoftware() else { return nil }
         // The same job, so the same plan: `init` returns before its first GL call.
         return try FrameRenderer(geometry: g, source: source, filters: filters, path: path, light: light, limits: contextFreeLimits,
                                  toneMapping: toneMapping, keepsSignal: keepsSignal, dolbyVision: dolbyVision, compile: compile,

@@ -97,11 +97,13 @@ final class GPUStage {
     /// (`FrameRenderer.onCPU`), makes that renderer without a GL context, which is then never
     /// made. Frames a deinterlacer may hand over on the GPU need the context from the start.
     private func planOnCPU() throws -> Bool {
-        guard options.compile.cpuKernels, settings.deinterlace?.waitForFlag ?? true, GLContext.rendersInSoftware(options.gpu),
+        let gpu = options.gpu
+        guard options.compile.cpuKernels, settings.deinterlace?.waitForFlag ?? true,
               let renderer = try FrameRenderer.onCPU(geometry: settings.geometry, source: settings.sourceColor, filters: settings.filters,
                                                      path: options.renderPath, light: options.preset.light, toneMapping: settings.toneMapping,
                                                      keepsSignal: settings.keepHDR, dolbyVision: settings.dolbyVision,
-                                                     compile: options.compile, scaleFirst: settings.scaleFirst) else { return false }
+                                                     compile: options.compile, scaleFirst: settings.scaleFirst,
+                                                     rendersInSoftware: { GLContext.rendersInSoftware(gpu) }) else { return false }
         rendererName = "the CPU"
         options.log(.info, "GPU: none made (the plan runs on the CPU; a GPU would be a software rasteriser)")
         for line in renderer.passes { options.log(.info, line) }
