@@ -29,6 +29,9 @@ public final class SemiPlanarSource {
     public init(renderer: FrameRenderer) throws {
         let g = renderer.geometry
         precondition(g.chromaShiftX == 1 && g.chromaShiftY == 1, "semi-planar sources are 4:2:0")
+        guard !renderer.runsOnCPU else {
+            throw GPUEncodeError(.gpu, "frames on the GPU need a plan drawn by the renderer (planned with CompileOptions.cpuKernels off)")
+        }
         self.renderer = renderer
         let deep = g.bitDepth > 8
         luma = Texture(width: g.sourceWidth, height: g.sourceHeight, format: GLenum(deep ? GL_R16UI : GL_R8), filter: GL_NEAREST)

@@ -54,7 +54,9 @@ final class SemiPlanarSourceTests: GPUEncodeTestCase {
         let (ow, oh) = (geometry.outputWidth, geometry.outputHeight)
 
         func render(_ body: (FrameRenderer) throws -> [Plane]?) throws -> [UInt8] {
-            let renderer = try FrameRenderer(geometry: geometry, source: color, filters: [], transfer: TransferOptions(mode: .client))
+            // (Frames filled on the GPU need the renderer's own pass: no CPU kernel.)
+            let renderer = try FrameRenderer(geometry: geometry, source: color, filters: [], transfer: TransferOptions(mode: .client),
+                                             compile: CompileOptions(cpuKernels: false))
             let pipeline = RenderPipeline<Frame>(renderer: renderer, overlapReadback: false)
             let pool = try FramePool(width: Int32(ow), height: Int32(oh), format: nv12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P)
             let out = try pool.frame()

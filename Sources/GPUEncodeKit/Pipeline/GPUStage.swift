@@ -98,7 +98,7 @@ final class GPUStage {
     /// made. Frames a deinterlacer may hand over on the GPU need the context from the start.
     private func planOnCPU() throws -> Bool {
         let gpu = options.gpu
-        guard options.compile.cpuKernels, settings.deinterlace?.waitForFlag ?? true,
+        guard options.compile.cpuKernels, framesInMemory,
               let renderer = try FrameRenderer.onCPU(geometry: settings.geometry, source: settings.sourceColor, filters: settings.filters,
                                                      path: options.renderPath, light: options.preset.light, toneMapping: settings.toneMapping,
                                                      keepsSignal: settings.keepHDR, dolbyVision: settings.dolbyVision,
@@ -133,7 +133,7 @@ final class GPUStage {
         // the plan made again, then.
         let transfer = options.transfer.resolved(for: gl)
         planMadeWith = (transfer, limits)
-        let renderer = try makePlan(transfer: transfer, limits: limits, cpuKernels: settings.deinterlace?.waitForFlag ?? true)
+        let renderer = try makePlan(transfer: transfer, limits: limits, cpuKernels: framesInMemory)
         if let report = options.report {
             let path = options.renderPath == .viaRGBA ? "rgba" : options.renderPath.rawValue
             report.gpu(.object([("renderer", .string(gl.renderer)), ("version", .string(gl.version)), ("platform", .string(gl.platform)),
@@ -142,6 +142,13 @@ final class GPUStage {
         }
         let g = settings.geometry
         pool = try FramePool(width: Int32(g.outputWidth), height: Int32(g.outputHeight), format: settings.outputFormat)
+    }
+
+    /// Frames reach the renderer in memory, where a CPU kernel can read them: not NVDEC's (which may
+    /// stay on the GPU), and not a deinterlacer's, unless it waits for a flagged frame (the plan
+    /// is made again then).
+    private var framesInMemory: Bool {
+        options.hwaccel == .none && (settings.deinterlace?.waitForFlag ?? true)
     }
 
     /// Compiles the renderer and its pipeline; `cpuKernels` false keeps every step on the GPU.
