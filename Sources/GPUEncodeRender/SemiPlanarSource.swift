@@ -30,7 +30,7 @@ public final class SemiPlanarSource {
         let g = renderer.geometry
         precondition(g.chromaShiftX == 1 && g.chromaShiftY == 1, "semi-planar sources are 4:2:0")
         guard !renderer.runsOnCPU else {
-            throw GPUEncodeError(.gpu, "frames on the GPU need a plan drawn by the renderer (planned with CompileOptions.cpuKernels off)")
+            throw GPUEncodeError(.gpu, "the plan runs on the CPU, which reads frames from memory")
         }
         self.renderer = renderer
         let deep = g.bitDepth > 8

@@ -144,11 +144,11 @@ final class GPUStage {
         pool = try FramePool(width: Int32(g.outputWidth), height: Int32(g.outputHeight), format: settings.outputFormat)
     }
 
-    /// Frames reach the renderer in memory, where a CPU kernel can read them: not NVDEC's (which may
-    /// stay on the GPU), and not a deinterlacer's, unless it waits for a flagged frame (the plan
-    /// is made again then).
+    /// Frames reach the renderer in memory, where a CPU kernel can read them: not a deinterlacer's,
+    /// unless it waits for a flagged frame (the plan is made again then). (NVDEC's frames are
+    /// downloaded for a plan on the CPU: `SemiPlanarSource` refuses one, and `CUDAFrames` falls back.)
     private var framesInMemory: Bool {
-        options.hwaccel == .none && (settings.deinterlace?.waitForFlag ?? true)
+        settings.deinterlace?.waitForFlag ?? true
     }
 
     /// Compiles the renderer and its pipeline; `cpuKernels` false keeps every step on the GPU.
