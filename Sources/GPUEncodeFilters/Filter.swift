@@ -77,13 +77,16 @@ public struct FilterDeclaration: Sendable {
         self.arrays = arrays
     }
 
-    /// A point filter: `glsl` declares `vec4 {{p}}apply(vec4 c, vec2 uv)` and its uniforms.
+    /// A point filter: `glsl` declares `vec4 {{p}}apply(vec4 c, vec2 uv)` and its uniforms; `affine`, the
+    /// same function as an affine map of R'G'B', where it is one.
     public init(name: String, summary: String, category: FilterCategory = .color, parameters: [ParameterDeclaration] = [],
                 glsl: String,
                 resources: (@Sendable (FilterInstance, ResourceContext) throws -> [String: FilterResource])? = nil,
-                check: (@Sendable (FilterInstance) -> String?)? = nil) {
+                check: (@Sendable (FilterInstance) -> String?)? = nil,
+                affine: (@Sendable (FilterInstance, _ time: Double) -> ColourAffine?)? = nil) {
         self.init(name: name, summary: summary, category: category, parameters: parameters, kind: .point(glsl: glsl),
                   resources: resources, check: check)
+        self.affine = affine
     }
 
     public func parameter(named name: String) -> ParameterDeclaration? {
