@@ -3,54 +3,45 @@ import GPUEncodeCore
 // GPUImage's basic adjustments, with its definitions and ranges.
 
 public enum BrightnessFilter {
-    public static let declaration: FilterDeclaration = {
-        var d = FilterDeclaration(
-            name: "brightness",
-            summary: "Adds a constant to R, G and B.",
-            parameters: [.float("brightness", default: 0, range: -1...1, "added to each colour channel")],
-            glsl: """
-            uniform float {{p}}brightness;
-            vec4 {{p}}apply(vec4 c, vec2 uv) { return vec4(c.rgb + {{p}}brightness, c.a); }
-            """
-        )
-        d.affine = { f, t in ColourAffine.identity.contrast(1, plus: f.number("brightness", at: t)) }
-        return d
-    }()
+    public static let declaration = FilterDeclaration(
+        name: "brightness",
+        summary: "Adds a constant to R, G and B.",
+        parameters: [.float("brightness", default: 0, range: -1...1, "added to each colour channel")],
+        glsl: """
+        uniform float {{p}}brightness;
+        vec4 {{p}}apply(vec4 c, vec2 uv) { return vec4(c.rgb + {{p}}brightness, c.a); }
+        """,
+        affine: { f, t in ColourAffine.identity.contrast(1, plus: f.number("brightness", at: t)) }
+    )
 }
 
 public enum ContrastFilter {
-    public static let declaration: FilterDeclaration = {
-        var d = FilterDeclaration(
-            name: "contrast",
-            summary: "Scales colour distance from mid-grey: (c - 0.5) * contrast + 0.5.",
-            parameters: [.float("contrast", default: 1, range: 0...4, "1 is unchanged, below 1 flattens, above 1 strengthens")],
-            glsl: """
-            uniform float {{p}}contrast;
-            vec4 {{p}}apply(vec4 c, vec2 uv) { return vec4((c.rgb - 0.5) * {{p}}contrast + 0.5, c.a); }
-            """
-        )
-        d.affine = { f, t in ColourAffine.identity.contrast(f.number("contrast", at: t)) }
-        return d
-    }()
+    public static let declaration = FilterDeclaration(
+        name: "contrast",
+        summary: "Scales colour distance from mid-grey: (c - 0.5) * contrast + 0.5.",
+        parameters: [.float("contrast", default: 1, range: 0...4, "1 is unchanged, below 1 flattens, above 1 strengthens")],
+        glsl: """
+        uniform float {{p}}contrast;
+        vec4 {{p}}apply(vec4 c, vec2 uv) { return vec4((c.rgb - 0.5) * {{p}}contrast + 0.5, c.a); }
+        """,
+        affine: { f, t in ColourAffine.identity.contrast(f.number("contrast", at: t)) }
+    )
 }
 
 public enum SaturationFilter {
-    public static let declaration: FilterDeclaration = {
-        var d = FilterDeclaration(
-            name: "saturation",
-            summary: "Mixes between the luminance (Rec. 709 weights) and the colour.",
-            parameters: [.float("saturation", default: 1, range: 0...2, "0 is grey, 1 unchanged, 2 doubly saturated")],
-            glsl: """
-            uniform float {{p}}saturation;
-            vec4 {{p}}apply(vec4 c, vec2 uv) {
-                vec3 grey = vec3(dot(c.rgb, vec3(0.2125, 0.7154, 0.0721)));
-                return vec4(mix(grey, c.rgb, {{p}}saturation), c.a);
-            }
-            """
-        )
-        d.affine = { f, t in ColourAffine.saturation(f.number("saturation", at: t)) }
-        return d
-    }()
+    public static let declaration = FilterDeclaration(
+        name: "saturation",
+        summary: "Mixes between the luminance (Rec. 709 weights) and the colour.",
+        parameters: [.float("saturation", default: 1, range: 0...2, "0 is grey, 1 unchanged, 2 doubly saturated")],
+        glsl: """
+        uniform float {{p}}saturation;
+        vec4 {{p}}apply(vec4 c, vec2 uv) {
+            vec3 grey = vec3(dot(c.rgb, vec3(0.2125, 0.7154, 0.0721)));
+            return vec4(mix(grey, c.rgb, {{p}}saturation), c.a);
+        }
+        """,
+        affine: { f, t in ColourAffine.saturation(f.number("saturation", at: t)) }
+    )
 }
 
 public enum ExposureFilter {
@@ -174,29 +165,26 @@ public enum OpacityFilter {
 /// and Rec. 709 luminance (0.2125, 0.7154, 0.0721, as GPUImage's saturation). Core Image works in
 /// linear light by default; like every filter here this one works on the picture's coded values.
 public enum ColorControlsFilter {
-    public static let declaration: FilterDeclaration = {
-        var d = FilterDeclaration(
-            name: "colorControls",
-            summary: "Core Image's CIColorControls: saturation (mix with Rec. 709 grey), then contrast about 0.5, then brightness added, in one filter.",
-            parameters: [
-                .float("saturation", default: 1, range: 0...2, "0 is grey, 1 unchanged, 2 doubly saturated"),
-                .float("brightness", default: 0, range: -1...1, "added to each channel after contrast"),
-                .float("contrast", default: 1, range: 0...4, "scales the distance from 0.5; 1 is unchanged"),
-            ],
-            glsl: """
-            uniform float {{p}}saturation;
-            uniform float {{p}}brightness;
-            uniform float {{p}}contrast;
-            vec4 {{p}}apply(vec4 c, vec2 uv) {
-                vec3 grey = vec3(dot(c.rgb, vec3(0.2125, 0.7154, 0.0721)));
-                vec3 s = mix(grey, c.rgb, {{p}}saturation);
-                return vec4((s - 0.5) * {{p}}contrast + 0.5 + {{p}}brightness, c.a);
-            }
-            """
-        )
-        d.affine = { f, t in
+    public static let declaration = FilterDeclaration(
+        name: "colorControls",
+        summary: "Core Image's CIColorControls: saturation (mix with Rec. 709 grey), then contrast about 0.5, then brightness added, in one filter.",
+        parameters: [
+            .float("saturation", default: 1, range: 0...2, "0 is grey, 1 unchanged, 2 doubly saturated"),
+            .float("brightness", default: 0, range: -1...1, "added to each channel after contrast"),
+            .float("contrast", default: 1, range: 0...4, "scales the distance from 0.5; 1 is unchanged"),
+        ],
+        glsl: """
+        uniform float {{p}}saturation;
+        uniform float {{p}}brightness;
+        uniform float {{p}}contrast;
+        vec4 {{p}}apply(vec4 c, vec2 uv) {
+            vec3 grey = vec3(dot(c.rgb, vec3(0.2125, 0.7154, 0.0721)));
+            vec3 s = mix(grey, c.rgb, {{p}}saturation);
+            return vec4((s - 0.5) * {{p}}contrast + 0.5 + {{p}}brightness, c.a);
+        }
+        """,
+        affine: { f, t in
             ColourAffine.saturation(f.number("saturation", at: t)).contrast(f.number("contrast", at: t), plus: f.number("brightness", at: t))
         }
-        return d
-    }()
+    )
 }

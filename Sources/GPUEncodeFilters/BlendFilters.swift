@@ -8,9 +8,10 @@
 
 public enum BlendFilters {
     public static let all: [FilterDeclaration] = [
-        blend("normal", "The overlay over the base (source-over).", "cs"),
-        blend("multiply", "base x overlay: darkens; white leaves the base unchanged.", "cb * cs"),
-        blend("screen", "1 - (1 - base)(1 - overlay): lightens; black leaves the base unchanged.", "cb + cs - cb * cs"),
+        blend("normal", "The overlay over the base (source-over).", "cs", affineInBase: { cs in (0, cs) }),
+        blend("multiply", "base x overlay: darkens; white leaves the base unchanged.", "cb * cs", affineInBase: { cs in (cs, 0) }),
+        blend("screen", "1 - (1 - base)(1 - overlay): lightens; black leaves the base unchanged.", "cb + cs - cb * cs",
+              affineInBase: { cs in (1 - cs, cs) }),
         blend("overlay", "Multiplies or screens by the base: hardLight with the inputs swapped (ISO 32000; GPUImage's differs with alpha).",
               "{{p}}hardLight(cs, cb)", helpers: hardLightGLSL),
         blend("darken", "The darker of base and overlay, per channel.", "min(cb, cs)"),
@@ -70,7 +71,11 @@ public enum BlendFilters {
     /// A separable ISO 32000 blend mode given as `vec3` GLSL over `cb` (base) and `cs` (overlay);
     /// `helpers` may declare functions it uses (prefixed with {{p}}). The non-separable modes use it
     /// too: their formula is still a function of the two colours.
-    public static func blend(_ name: String, _ summary: String, _ formula: String, helpers: String = "") -> FilterDeclaration {
+    /// `affineInBase`: for modes affine in the base `cb` once the overlay channel `cs` is fixed, the
+    /// mode as `cb * scale + offset`: with a solid-colour overlay the whole blend is then an affine
+    /// map of the base (`FilterDeclaration.affine`; the mode's clamp changes nothing for colours in 0...1).
+    public static func blend(_ name: String, _ summary: String, _ formula: String, helpers: String = "",
+                             affineInBase: (@Sendable (_ cs: Double) -> (scale: Double, offset: Double))? = nil) -> FilterDeclaration {
         FilterDeclaration(
             name: name, summary: summary, category: .blend,
             parameters: [.float("opacity", default: 1, range: 0...1, "how much of the blended result replaces the base (times the overlay's alpha)")],
@@ -81,7 +86,22 @@ public enum BlendFilters {
             vec4 {{p}}blend(vec4 base, vec4 overlay) {
                 return vec4(mix(base.rgb, clamp({{p}}mode(base.rgb, overlay.rgb), 0.0, 1.0), overlay.a * {{p}}opacity), base.a);
             }
-            """)
+            """),
+            affine: affineInBase.map { mode in
+                { f, t in
+                    guard let o = f.overlay.first, o.declaration.name == SolidColorFilter.declaration.name else { return nil }
+                    let colour = o.numbers("color", at: t)
+                    guard colour.count == 4 else { return nil }
+                    let a = colour[3] * f.number("opacity", at: t)
+                    var rows = [Double](repeating: 0, count: 12)
+                    for i in 0..<3 {
+                        let (scale, offset) = mode(colour[i])
+                        rows[5 * i] = (1 - a) + a * scale
+                        rows[4 * i + 3] = a * offset
+                    }
+                    return ColourAffine(rows: rows)
+                }
+            }
         )
     }
 

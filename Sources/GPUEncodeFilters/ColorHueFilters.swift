@@ -1,6 +1,8 @@
 // Filters that move colours around the hue circle or along a colour axis: GPUImage's hue,
 // vibrance and white balance, Core Image's CIHueAdjust.
 
+import Glibc
+
 /// GPUImageHueFilter: rotates the chroma (I, Q) of YIQ by -hue, keeping Y. GPUImage goes through
 /// atan(Q, I) and back; a rotation of the (I, Q) vector is the same map without atan(0, 0), which
 /// GLSL leaves undefined for grey pixels.
@@ -18,7 +20,16 @@ public enum HueFilter {
             iq = vec2(cos(a) * iq.x + sin(a) * iq.y, cos(a) * iq.y - sin(a) * iq.x);
             return vec4(y + dot(iq, vec2(0.9563, 0.6210)), y + dot(iq, vec2(-0.2721, -0.6474)), y + dot(iq, vec2(-1.1070, 1.7046)), c.a);
         }
-        """
+        """,
+        affine: { f, t in
+            // Y kept, (I, Q) turned: rows of Y plus the turned I and Q weighted back to R, G, B.
+            let a = f.number("hue", at: t) * Double.pi / 180
+            let (y, i, q) = ([0.299, 0.587, 0.114], [0.595716, -0.274453, -0.321263], [0.211456, -0.522591, 0.31135])
+            let back = [(0.9563, 0.6210), (-0.2721, -0.6474), (-1.1070, 1.7046)]
+            return ColourAffine(rows: back.flatMap { (wi, wq) in
+                (0..<3).map { j in y[j] + wi * (cos(a) * i[j] + sin(a) * q[j]) + wq * (cos(a) * q[j] - sin(a) * i[j]) } + [0]
+            })
+        }
     )
 }
 
@@ -38,7 +49,15 @@ public enum HueAdjustFilter {
             float cs = cos({{p}}angle), sn = sin({{p}}angle);
             return vec4(c.rgb * cs + cross(k, c.rgb) * sn + k * dot(k, c.rgb) * (1.0 - cs), c.a);
         }
-        """
+        """,
+        affine: { f, t in
+            // Rodrigues' rotation about k = (1, 1, 1) / sqrt(3): cos I + sin [k]x + (1 - cos) k k^T.
+            let (cs, sn) = (cos(f.number("angle", at: t)), sin(f.number("angle", at: t)))
+            let s = sn / 3.0.squareRoot(), kk = (1 - cs) / 3
+            return ColourAffine(rows: [cs + kk, kk - s, kk + s, 0,
+                                       kk + s, cs + kk, kk - s, 0,
+                                       kk - s, kk + s, cs + kk, 0])
+        }
     )
 }
 

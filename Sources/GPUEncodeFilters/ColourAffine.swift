@@ -41,8 +41,16 @@ extension FilterInstance {
     /// The filter as an affine map of R'G'B' at `time` seconds (keyframed parameters at their value
     /// then), or nil when it is not one (its declaration has no `affine`, or these values are not).
     public func affine(at time: Double) -> ColourAffine? {
-        guard let affine = declaration.affine, overlay.isEmpty else { return nil }
-        return affine(self, time)
+        declaration.affine?(self, time)
+    }
+
+    /// The filter as a table per channel, or nil when it is not one.
+    public var channelTables: ChannelTables? { declaration.lookup?(self) }
+
+    /// Several numbers (a colour, a vector) at `time` (keyframes evaluated).
+    public func numbers(_ name: String, at time: Double) -> [Double] {
+        if case .animated(let k) = self[name] { return k.value(at: time).doubles }
+        return doubles(name)
     }
 
     /// A number parameter's value at `time` (keyframes evaluated).
@@ -54,5 +62,17 @@ extension FilterInstance {
     /// Whether any parameter changes over time.
     public var isAnimated: Bool {
         values.values.contains { if case .animated = $0 { return true } else { return false } }
+    }
+}
+
+/// A point filter as a table per channel: output channel i is
+/// `tables[i][Int(clamp(c_i, 0, 1) * (count - 1) + 0.5)]` (the nearest entry), alpha untouched.
+public struct ChannelTables: Sendable, Equatable {
+    /// Three tables (R, G, B) of one length.
+    public var tables: [[Double]]
+
+    public init(tables: [[Double]]) {
+        precondition(tables.count == 3 && tables.allSatisfy { $0.count == tables[0].count && !$0.isEmpty })
+        self.tables = tables
     }
 }

@@ -33,6 +33,9 @@ public struct FilterDeclaration: Sendable {
     /// for point filters that are one: the same function as the GLSL, as numbers, so a renderer may
     /// run or compose it without a shader. nil (the default): not affine, or not declared.
     public var affine: (@Sendable (FilterInstance, _ time: Double) -> ColourAffine?)? = nil
+    /// The filter as a table per channel (`ChannelTables`), for point filters that look their
+    /// colour up that way: the same function as the GLSL, as numbers. nil: not declared.
+    public var lookup: (@Sendable (FilterInstance) -> ChannelTables?)? = nil
     /// Textures computed from the parameters and the input size in pixels, once per pass set up
     /// (the output scaler's per-column Lanczos weights), sampled as `uniform sampler2D {{p}}NAME`:
     /// `arrays` for tables too large for uniforms.
@@ -63,7 +66,11 @@ public struct FilterDeclaration: Sendable {
                 check: (@Sendable (FilterInstance) -> String?)? = nil,
                 arrays: (@Sendable (FilterInstance, _ inputWidth: Int, _ inputHeight: Int) -> [String: [Float]])? = nil,
                 passPlan: (@Sendable (FilterInstance) -> [(glsl: String, divisor: Int)])? = nil,
-                passMargin: (@Sendable (FilterInstance) -> Int)? = nil) {
+                passMargin: (@Sendable (FilterInstance) -> Int)? = nil,
+                affine: (@Sendable (FilterInstance, _ time: Double) -> ColourAffine?)? = nil,
+                lookup: (@Sendable (FilterInstance) -> ChannelTables?)? = nil) {
+        self.affine = affine
+        self.lookup = lookup
         self.passPlan = passPlan
         self.passMargin = passMargin
         self.name = name
@@ -77,13 +84,16 @@ public struct FilterDeclaration: Sendable {
         self.arrays = arrays
     }
 
-    /// A point filter: `glsl` declares `vec4 {{p}}apply(vec4 c, vec2 uv)` and its uniforms.
+    /// A point filter: `glsl` declares `vec4 {{p}}apply(vec4 c, vec2 uv)` and its uniforms; `affine`, the
+    /// same function as an affine map of R'G'B', where it is one.
     public init(name: String, summary: String, category: FilterCategory = .color, parameters: [ParameterDeclaration] = [],
                 glsl: String,
                 resources: (@Sendable (FilterInstance, ResourceContext) throws -> [String: FilterResource])? = nil,
-                check: (@Sendable (FilterInstance) -> String?)? = nil) {
+                check: (@Sendable (FilterInstance) -> String?)? = nil,
+                affine: (@Sendable (FilterInstance, _ time: Double) -> ColourAffine?)? = nil) {
         self.init(name: name, summary: summary, category: category, parameters: parameters, kind: .point(glsl: glsl),
                   resources: resources, check: check)
+        self.affine = affine
     }
 
     public func parameter(named name: String) -> ParameterDeclaration? {

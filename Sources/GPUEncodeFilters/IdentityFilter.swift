@@ -1,13 +1,10 @@
 public enum IdentityFilter {
-    public static let declaration: FilterDeclaration = {
-        var d = FilterDeclaration(
-            name: "identity",
-            summary: "Passes the picture through unchanged.",
-            glsl: "vec4 {{p}}apply(vec4 c, vec2 uv) { return c; }"
-        )
-        d.affine = { _, _ in .identity }
-        return d
-    }()
+    public static let declaration = FilterDeclaration(
+        name: "identity",
+        summary: "Passes the picture through unchanged.",
+        glsl: "vec4 {{p}}apply(vec4 c, vec2 uv) { return c; }",
+        affine: { _, _ in .identity }
+    )
 }
 
 extension Array where Element == FilterInstance {

@@ -169,6 +169,10 @@ public enum ToneCurveFilter {
             return vec4({{p}}table[i.r].r, {{p}}table[i.g].g, {{p}}table[i.b].b, c.a);
         }
         """),
-        resources: { f, context in ["table": .uniforms(table(try curves(f, context)))] }
+        resources: { f, context in ["table": .uniforms(table(try curves(f, context)))] },
+        lookup: { f in
+            guard let data = try? table(curves(f, f.context)) else { return nil }
+            return ChannelTables(tables: (0..<3).map { c in (0..<count).map { Double(data[$0 * 4 + c]) } })
+        }
     )
 }

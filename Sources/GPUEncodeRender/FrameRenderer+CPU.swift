@@ -40,7 +40,7 @@ extension FrameRenderer {
         guard (try? ChainRenderer.checkSize(g.sourceWidth, g.sourceHeight, limits: contextFreeLimits, of: .input)) != nil,
               (try? ChainRenderer.checkSize(g.outputWidth, g.outputHeight, limits: contextFreeLimits, of: .input)) != nil,
               // (A plan that does not fit these limits throws here: it is the context's to make.)
-              (try? RenderCompiler(options: compile).compile(job))?.graph.execution == .cpuPlanes, rendersInSoftware() else { return nil }
+              (try? RenderCompiler(options: compile).compile(job))?.graph.execution?.runsOnCPU == true, rendersInSoftware() else { return nil }
         // The same job, so the same plan: `init` returns before its first GL call.
         return try FrameRenderer(geometry: g, source: source, filters: filters, path: path, light: light, limits: contextFreeLimits,
                                  toneMapping: toneMapping, keepsSignal: keepsSignal, dolbyVision: dolbyVision, compile: compile,

@@ -39,7 +39,7 @@ public final class FrameRenderer {
     private var nextRPU: DolbyVisionRPU?
     /// Baked colour (`BakeColour`): the fused passes' `filtered` as one 3D table lookup.
     var baked: BakedColour?
-    /// The `cpuPlanes` execution: no GL program draws; the CPU filters the planes.
+    /// The CPU executions (`cpuPlanes`, `cpuBlocks`): no GL program draws; the CPU filters the planes.
     private var hostPlanes: HostPlanes?
     /// The peak (target-peak units) the last frame was tone-mapped with, when peaks are detected.
     var detectedPeak: Double? { detector?.peak }
@@ -107,13 +107,14 @@ public final class FrameRenderer {
         let writesNV12 = FrameRenderer.writesNV12(g, path: path, filters: filters)
         readSets = transfer.framesInFlight
         // `transfer` as `TransferOptions.resolved(for:)` gives it: pbo or client, compute decided.
-        transfers = writesNV12 && transfer.mode == .pbo && graph.execution != .cpuPlanes
+        transfers = writesNV12 && transfer.mode == .pbo && graph.execution?.runsOnCPU != true
             ? TransferBuffers(count: 3 + 3 * readSets, copyThreads: transfer.copyThreads, mapping: transfer.mapping) : nil
-        if graph.execution == .cpuPlanes {
+        if let execution = graph.execution, execution.runsOnCPU {
             // No GL object: the CPU filters the planes, and the context may go (`runsOnCPU`).
             planes = []
             passes = graph.programs
-            hostPlanes = HostPlanes(geometry: g, source: source, filters: graph.renderedFilters, clampsSource: !graph.transparent)
+            hostPlanes = HostPlanes(geometry: g, source: source, filters: graph.renderedFilters, clampsSource: !graph.transparent,
+                                    planeNative: execution == .cpuPlanes)
             return
         }
         planes = FrameRenderer.sourceTextures(g, packed: packed)
@@ -141,7 +142,7 @@ public final class FrameRenderer {
         switch graph.execution {
         case .chain: try makeChainPrograms(inputs, writesNV12: writesNV12)
         case .planeBlur(let sigma, let radius): try makePlaneBlur(inputs, sigma: sigma, radius: radius)
-        case .cpuPlanes: preconditionFailure("planned above")
+        case .cpuPlanes, .cpuBlocks: preconditionFailure("planned above")
         default: try makeFusedPrograms(inputs)
         }
         if keepsSignal, let target = nv12 ?? conversion.first?.target ?? fast.first?.target, !target.readsShorts {
@@ -170,7 +171,7 @@ public final class FrameRenderer {
         return sizes.map { Texture(width: $0.0, height: $0.1, format: format, filter: filter) }
     }
 
-    /// The plan runs on the CPU (`cpuPlanes`): it made no GL object and needs no GL context.
+    /// The plan runs on the CPU (`RenderExecution.runsOnCPU`): it made no GL object and needs no GL context.
     public var runsOnCPU: Bool { hostPlanes != nil }
 
     deinit {

@@ -65,8 +65,14 @@ public enum RenderExecution: Sendable, Equatable, CustomStringConvertible {
     /// A large Gaussian blur alone, on the Y'CbCr planes at a quarter of the pixels (`PlaneBlur`).
     case planeBlur(sigma: Double, radius: Int)
     /// `planeNativeBlocks`' arithmetic on the CPU, from the decoded planes to the encoder's,
-    /// without GL (`AffinePlaneKernel`: chains of affine colour filters).
+    /// without GL (`PlaneNativeKernel`: chains of affine colour filters).
     case cpuPlanes
+    /// `packedBlocks`' arithmetic on the CPU, without GL (`ReferenceBlockKernel`: chains of affine
+    /// colour filters and channel tables).
+    case cpuBlocks
+
+    /// The plan runs on the CPU kernels.
+    public var runsOnCPU: Bool { self == .cpuPlanes || self == .cpuBlocks }
 
     public var description: String {
         switch self {
@@ -76,6 +82,7 @@ public enum RenderExecution: Sendable, Equatable, CustomStringConvertible {
         case .chain: return "the chain through RGBA textures, then to Y'CbCr"
         case .planeBlur(let sigma, _): return "the Gaussian blur (sigma \(sigma)) on the Y'CbCr planes at every 4th pixel, interpolated into NV12"
         case .cpuPlanes: return "on the CPU, plane-native (luma per pixel, chroma per sample), source planes to output planes, no GL"
+        case .cpuBlocks: return "on the CPU, the block pass's arithmetic (the chain per pixel, R'G'B' decimated), source planes to output planes, no GL"
         }
     }
 }

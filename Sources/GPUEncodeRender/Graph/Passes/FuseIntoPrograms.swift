@@ -18,7 +18,7 @@ public struct FuseIntoPrograms: GraphPass {
             }
             return
         }
-        if graph.execution == .cpuPlanes {
+        if graph.execution?.runsOnCPU == true {
             for i in graph.nodes.indices where i > 0 && i < graph.nodes.count - 1 { graph.nodes[i].program = 0 }
             graph.programs = ["on the CPU: source, \(rendered.map(\.declaration.name).joined(separator: ", ")), to Y'CbCr (no GL program)"]
             return

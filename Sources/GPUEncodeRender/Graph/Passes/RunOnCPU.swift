@@ -1,13 +1,15 @@
 import GPUEncodeFilters
 
-/// The plane-native pass on the CPU: where the whole plan is the plane-native block pass
-/// (`ChoosePlanes`) over a chain of affine colour filters (each declares its `ColourAffine`), an
-/// 8-bit SDR BT.709/601 source and an 8-bit output, the same arithmetic runs in the CPU's vector
-/// units (`AffinePlaneKernel`) from the decoded planes to the encoder's, and the renderer uploads,
-/// draws and reads back nothing. Chosen by the cost model: a software rasteriser pays per
-/// fragment and fetch for what the kernel does in a few vector instructions, so on llvmpipe the
-/// kernel wins; a GPU draws the pass for next to nothing, so there it never does.
-/// Keyframed values are fine (the maps are rebuilt for each frame's time).
+/// The block pass on the CPU: where the whole plan is one fused block pass (upright 4:2:0) over a
+/// chain of point filters the CPU kernels can run (each declares an affine map of R'G'B',
+/// `ColourAffine`, or a table per channel, `ChannelTables`), for an 8-bit SDR BT.709/601 source in
+/// gamma light and an 8-bit output, the same arithmetic runs in the CPU's vector units from the
+/// decoded planes to the encoder's, and the renderer uploads, draws and reads back nothing: the
+/// plane-native pass (`ChoosePlanes`) as `PlaneNativeKernel`, the reference block pass as
+/// `ReferenceBlockKernel`. Chosen by the cost model: a software rasteriser pays per fragment and
+/// fetch for what a kernel does in a few vector instructions, so on llvmpipe the kernel wins; a
+/// GPU draws the pass for next to nothing, so there it never does. Keyframed values are fine (the
+/// maps are rebuilt for each frame's time).
 public struct RunOnCPU: GraphPass {
     public let name = "run on the CPU"
     public let isOptional = true
@@ -15,38 +17,47 @@ public struct RunOnCPU: GraphPass {
 
     public func run(_ graph: inout RenderGraph, job: RenderJob) throws {
         guard let reason = RunOnCPU.refusal(graph, job: job) else {
-            graph.execution = .cpuPlanes
-            graph.notes.append("on the CPU: \(RunOnCPU.costs(graph, job: job).map(RunOnCPU.describe) ?? "")")
+            let cost = RunOnCPU.costs(graph, job: job).map(RunOnCPU.describe) ?? ""
+            graph.execution = graph.execution == .planeNativeBlocks ? .cpuPlanes : .cpuBlocks
+            graph.notes.append("on the CPU: \(cost)")
             return
         }
-        if graph.execution == .planeNativeBlocks { graph.notes.append("on the CPU: no, \(reason)") }
+        if graph.execution == .planeNativeBlocks || graph.execution == .packedBlocks { graph.notes.append("on the CPU: no, \(reason)") }
+    }
+
+    /// Whether the CPU kernels can run `filter` (an affine map or channel tables).
+    static func runs(_ filter: FilterInstance) -> Bool {
+        filter.affine(at: 0) != nil || filter.channelTables != nil
     }
 
     /// Why the plan stays on the renderer, or nil when it moves to the CPU.
     static func refusal(_ graph: RenderGraph, job: RenderJob) -> String? {
-        guard graph.execution == .planeNativeBlocks else { return "not the plane-native block pass" }
+        guard graph.execution == .planeNativeBlocks || graph.execution == .packedBlocks else { return "not a block pass" }
         guard job.cpuKernels else { return "kept on the renderer (frames on the GPU, or asked for)" }
         guard job.light == .gamma else { return "the preset works in linear light" }
         guard job.sourceColor.isIdentity, !job.keepsSignal, !job.dolbyVision else { return "the source is not SDR BT.709/601" }
         guard job.geometry.bitDepth == 8, !job.precise else { return "the source is deeper than 8 bits" }
-        let filters = graph.renderedFilters
-        if let other = filters.first(where: { $0.affine(at: 0) == nil }) {
-            return "\(other.declaration.name) is not an affine colour map"
+        guard job.geometry.sourceWidth % 2 == 0, job.geometry.sourceHeight % 2 == 0 else { return "an odd coded size" }
+        if let other = graph.renderedFilters.first(where: { !runs($0) }) {
+            return "\(other.declaration.name) is neither an affine colour map nor a table per channel"
         }
         guard let (host, renderer) = costs(graph, job: job) else { return "this CPU cannot run the kernels (AVX2 and FMA)" }
         guard host < renderer else { return describe((host, renderer)) }
         return nil
     }
 
-    /// The kernel's cost against the renderer's plane-native pass (ns a frame); nil where the CPU
-    /// cannot run the kernel. The renderer's: 4x2 blocks of 12 fetches and 10 chain evaluations
-    /// (the source's matrix and the output's rows, 24 instructions, and 12 a filter), and the
-    /// frame's planes up and back; the kernel's: 1.25 evaluations a pixel.
+    /// The kernel's cost against the renderer's block pass (ns a frame); nil where the CPU cannot
+    /// run the kernels. The renderer's: 4x2 blocks of 12 fetches and 10 chain evaluations
+    /// (plane-native) or 18 (the reference), each the source's matrix and the output's rows (24
+    /// instructions) and 12 a filter, and the frame's planes up and back. The kernels': 1.25
+    /// evaluations a pixel (plane-native) or 1.5 (the reference: every pixel, and two outer rows a
+    /// chroma sample).
     static func costs(_ graph: RenderGraph, job: RenderJob) -> (host: Double, renderer: Double)? {
         let (w, h) = (job.geometry.sourceWidth, job.geometry.sourceHeight)
         let filters = graph.renderedFilters.count
-        guard let host = job.cost.host(evaluations: w * h * 5 / 4, filters: filters) else { return nil }
-        let renderer = job.cost.pass(fragments: (w + 3) / 4 * (h / 2), fetches: 12, instructions: 10 * (24 + 12 * filters))
+        let planeNative = graph.execution == .planeNativeBlocks
+        guard let host = job.cost.host(evaluations: w * h * (planeNative ? 5 : 6) / 4, filters: filters) else { return nil }
+        let renderer = job.cost.pass(fragments: (w + 3) / 4 * (h / 2), fetches: 12, instructions: (planeNative ? 10 : 18) * (24 + 12 * filters))
             + 2 * Double(w * h * 3 / 2) * job.cost.perTransferByte
         return (host, renderer)
     }
