@@ -21,15 +21,7 @@ public enum HueFilter {
             return vec4(y + dot(iq, vec2(0.9563, 0.6210)), y + dot(iq, vec2(-0.2721, -0.6474)), y + dot(iq, vec2(-1.1070, 1.7046)), c.a);
         }
         """,
-        affine: { f, t in
-            // Y kept, (I, Q) turned: rows of Y plus the turned I and Q weighted back to R, G, B.
-            let a = f.number("hue", at: t) * Double.pi / 180
-            let (y, i, q) = ([0.299, 0.587, 0.114], [0.595716, -0.274453, -0.321263], [0.211456, -0.522591, 0.31135])
-            let back = [(0.9563, 0.6210), (-0.2721, -0.6474), (-1.1070, 1.7046)]
-            return ColourAffine(rows: back.flatMap { (wi, wq) in
-                (0..<3).map { j in y[j] + wi * (cos(a) * i[j] + sin(a) * q[j]) + wq * (cos(a) * q[j] - sin(a) * i[j]) } + [0]
-            })
-        }
+        affine: { f, t in hueRotation(degrees: f.number("hue", at: t)) }
     )
 }
 
@@ -109,4 +101,24 @@ public enum WhiteBalanceFilter {
         }
         """
     )
+}
+
+/// GPUImage's hue filter as a matrix: Y kept, (I, Q) turned by `degrees`, weighted back to R, G, B.
+func hueRotation(degrees: Double) -> ColourAffine {
+    let a = degrees * Double.pi / 180
+    let (c, s) = (cos(a), sin(a))
+    let y: [Double] = [0.299, 0.587, 0.114]
+    let i: [Double] = [0.595716, -0.274453, -0.321263]
+    let q: [Double] = [0.211456, -0.522591, 0.31135]
+    let back: [(Double, Double)] = [(0.9563, 0.6210), (-0.2721, -0.6474), (-1.1070, 1.7046)]
+    var rows: [Double] = []
+    for (wi, wq) in back {
+        for j in 0..<3 {
+            let turnedI: Double = c * i[j] + s * q[j]
+            let turnedQ: Double = c * q[j] - s * i[j]
+            rows.append(y[j] + wi * turnedI + wq * turnedQ)
+        }
+        rows.append(0)
+    }
+    return ColourAffine(rows: rows)
 }

@@ -16,13 +16,11 @@ extension FrameRenderer {
                   scaleFirst: scaleFirst)
     }
 
-    /// The limits a plan made without a context assumes: OpenGL ES 3.0's minimums, with llvmpipe's
-    /// largest texture (16384). A CPU plan draws nothing; a plan that would need more than these
-    /// is made with the context, as every other plan is.
-    static let contextFreeLimits = GPULimits(uniformVectors: GPULimits.es30Minimum.uniformVectors,
-                                             textureUnits: GPULimits.es30Minimum.textureUnits,
-                                             combinedTextureUnits: GPULimits.es30Minimum.combinedTextureUnits,
-                                             drawBuffers: GPULimits.es30Minimum.drawBuffers, maxTextureSize: 16384)
+    /// The limits a plan made without a context assumes: llvmpipe's (Mesa 22), the software
+    /// rasteriser such a plan replaces. A CPU plan draws nothing; the limits only decide which
+    /// plan the compiler makes, as they would with the context.
+    static let contextFreeLimits = GPULimits(uniformVectors: 4096, textureUnits: 32, combinedTextureUnits: 192, drawBuffers: 8,
+                                             maxTextureSize: 16384)
 
     /// The renderer for a software rasteriser (`GLContext.rendersInSoftware`) where its plan runs on
     /// the CPU alone, made without a GL context: none is ever needed, and llvmpipe's would hold about
