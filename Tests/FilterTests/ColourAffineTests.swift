@@ -18,7 +18,8 @@ final class ColourAffineTests: FilterTestCase {
 
     func testTheAffineFamily() {
         let names = Set(affine.map(\.name))
-        for name in ["identity", "sepia", "grayscale", "colorMatrix", "brightness", "contrast", "saturation", "colorControls"] {
+        for name in ["identity", "sepia", "grayscale", "colorMatrix", "brightness", "contrast", "saturation", "colorControls", "hue",
+                     "hueAdjust", "normal", "multiply", "screen"] {
             XCTAssertTrue(names.contains(name), "\(name) declares its affine map")
         }
     }
@@ -36,11 +37,31 @@ final class ColourAffineTests: FilterTestCase {
             if declaration.name == "colorMatrix" {
                 settings.append(["matrix": .matrix4([0, 1, 0, 0, 0.5, 0, 0.5, 0, 1, 0.2, 0.1, -0.15, 0, 0, 0, 1]), "intensity": .float(0.7)])
             }
+            // Blends are affine with a solid colour over them (and only then).
+            let overlay = declaration.category == .blend ? try filter("solidColor", ["color": .vector([0.95, 0.42, 0.74, 0.6])]) : nil
+            if let overlay {
+                XCTAssertNil(try filter(declaration.name, with: try filter("linearGradient")).affine(at: 0), declaration.name)
+                XCTAssertNil(try filter(declaration.name).affine(at: 0), declaration.name)
+                _ = overlay
+            }
             for values in settings {
-                let f = try filter(declaration.name, values)
+                let f = try filter(declaration.name, values, with: overlay)
                 let map = try XCTUnwrap(f.affine(at: 0), "\(declaration.name) \(values)")
                 try assertPointFilter([f], "\(declaration.name) \(values)") { c, _ in self.apply(map, c) }
             }
+        }
+    }
+
+    /// toneCurve's tables against its GLSL: the colours of 8-bit pictures looked up per channel.
+    func testChannelTablesAreTheGLSL() throws {
+        let f = try filter("toneCurve", ["rgb": .points([[0, 0], [0.25, 0.2], [0.5, 0.5], [0.75, 0.8], [1, 1]]),
+                                         "red": .points([[0, 0.1], [1, 0.9]])]).prepared()
+        let tables = try XCTUnwrap(f.channelTables)
+        XCTAssertEqual(tables.tables[0].count, 256)
+        try assertPointFilter([f], tolerance: 1, "toneCurve") { c, _ in
+            var out = c
+            for i in 0..<3 { out[i] = tables.tables[i][Int(min(max(c[i], 0), 1) * 255 + 0.5)] }
+            return out
         }
     }
 

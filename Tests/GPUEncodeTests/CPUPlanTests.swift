@@ -11,7 +11,9 @@ import XCTest
 /// computes (c - 0.5) * 0.8 + 0.5, the kernel 0.8 c + 0.1: 1.4-5.8% of samples, 1 code each).
 /// Against the reference the bar is the optimized plans' (OptimizedPlanTests, PlaneNativeTests).
 final class CPUPlanTests: GPUEncodeTestCase {
-    static let looks = ["sepia", "grayscale", "faded", "identity"]
+    /// Plane-native (sepia, grayscale, faded, identity) and the reference's blocks (1977, chrome,
+    /// process, fade: gains above 1, curves, hue turns, a screen of a solid colour).
+    static let looks = ["sepia", "grayscale", "faded", "identity", "1977", "chrome", "process", "fade"]
 
     private func ffmpeg(_ arguments: [String]) throws {
         _ = try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-y"] + arguments)
@@ -72,7 +74,7 @@ final class CPUPlanTests: GPUEncodeTestCase {
 
     /// A real phone clip (the 360p rooftop, half a second).
     func testSameBytesAsTheRenderersPassOnARealClip() throws {
-        try checkAgreement(try Paths.media("h264_aac_360p_rooftop_17s.mp4"), looks: ["sepia", "faded"], extra: ["-t", "0.5"])
+        try checkAgreement(try Paths.media("h264_aac_360p_rooftop_17s.mp4"), looks: ["sepia", "faded", "1977"], extra: ["-t", "0.5"])
     }
 
     /// A keyframed value: the CPU's maps are rebuilt at each frame's time. Against the renderer's
@@ -127,8 +129,8 @@ final class CPUPlanTests: GPUEncodeTestCase {
         XCTAssertTrue((gpu["passes"] as? [String] ?? []).contains { $0.hasPrefix("on the CPU: source, sepia") }, "\(gpu)")
     }
 
-    /// What the kernels do not take stays on the renderer: a 10-bit source, a look that is not
-    /// affine, and frames a deinterlacer hands over from the start.
+    /// What the kernels do not take stays on the renderer: a 10-bit source, a look neither affine
+    /// nor a table per channel (amatorka's 3D lookup), and frames a deinterlacer hands over from the start.
     func testOtherPlansKeepTheRenderer() throws {
         let ten = scratch("ten.mkv")
         try ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=192x108:rate=25", "-frames:v", "2", "-pix_fmt", "yuv420p10le", "-c:v", "ffv1", ten.path])
@@ -136,7 +138,7 @@ final class CPUPlanTests: GPUEncodeTestCase {
         XCTAssertTrue(tenLog.contains("GPU: llvmpipe") && !tenLog.contains("on the CPU: source"), tenLog)
         let eight = scratch("eight.mkv")
         try ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=192x108:rate=25", "-frames:v", "2", "-pix_fmt", "yuv420p", "-c:v", "ffv1", eight.path])
-        let (_, lookLog) = try render(eight, look: "1977", kernels: true)
+        let (_, lookLog) = try render(eight, look: "amatorka", kernels: true)
         XCTAssertTrue(lookLog.contains("GPU: llvmpipe") && !lookLog.contains("on the CPU: source"), lookLog)
         let (_, fieldLog) = try render(eight, look: "sepia", kernels: true, extra: ["--deinterlace", "frame"])
         XCTAssertTrue(fieldLog.contains("GPU: llvmpipe") && !fieldLog.contains("on the CPU: source"), fieldLog)

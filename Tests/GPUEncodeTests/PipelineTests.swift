@@ -174,9 +174,9 @@ final class GPUSelectionTests: GPUEncodeTestCase {
     func testVerboseNamesTheRenderer() throws {
         let input = scratch("in.mp4")
         try Oracle.makeClip(input, seconds: 0.2)
-        // (1977 is not a chain of affine colour maps, so a software renderer draws it: sepia would
-        // run on the CPU kernels, and no context would be made.)
-        let result = try gpuencode([input.path, scratch("out.mp4").path, "--preset", "1977", "--gpu", "software", "-v"])
+        // (heavyblur samples its neighbours, so a software renderer draws it: sepia would run on
+        // the CPU kernels, and no context would be made.)
+        let result = try gpuencode([input.path, scratch("out.mp4").path, "--preset", "heavyblur", "--gpu", "software", "-v"])
         XCTAssertEqual(result.status, 0, result.summary)
         let line = result.stderrLines.first { $0.contains("GPU: ") }
         XCTAssertNotNil(line, result.stderr)
