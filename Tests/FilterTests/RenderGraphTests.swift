@@ -205,7 +205,7 @@ final class RenderGraphTests: FilterTestCase {
         try stays(job([try filter("screen", with: try filter("linearGradient"))]), because: "screen is neither")
         try stays(job([sepia], rotation: .clockwise90), because: "not a block pass")
         try stays(job([sepia], width: 1919, height: 1079), because: "an odd coded size")
-        XCTAssertEqual(CostModel.software.host(evaluations: 100, filters: 2), 100 * (1.2 + 2 * 0.5))
+        XCTAssertEqual(CostModel.software.host(evaluations: 100, filters: 2, lookups: 1), 100 * (0.5 + 2 * 0.65 + 2.0))
         XCTAssertNil(CostModel.software.withHostKernels(false).host(evaluations: 100, filters: 2))
     }
 

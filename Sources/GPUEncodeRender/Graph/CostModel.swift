@@ -26,15 +26,21 @@ public struct CostModel: Sendable, Equatable, CustomStringConvertible {
     /// Plans timed against the reference plan on this renderer, as time over the reference's, where
     /// counting fetches and instructions cannot tell (a GPU's occupancy, its texture caches).
     public var measured: [MeasuredPlan: Double] = [:]
-    /// Cost of one evaluation of a chain of affine colour filters by the CPU kernels
-    /// (`AffinePlaneKernel`), per filter, and their fixed cost per evaluation (the source's
-    /// conversion, the output's rows, the loads and stores), on one core. nil: this machine cannot
-    /// run them (`CPUFeatures`). The CPU is the CPU whichever renderer draws, so both models carry it.
-    public var hostEvaluation: HostCost? = HostCost(base: 1.2, perFilter: 0.5)
+    /// Cost (ns, one core) of one evaluation of a chain by the CPU kernels (`PointChainKernels`):
+    /// a fixed part (the source's conversion, the output's rows, loads and stores), each affine
+    /// filter, each table lookup (eight scalar gathers a channel). Measured on llvmpipe's machine
+    /// (AVX2, 1080p `--benchmark-filters`): sepia 4.3-4.9 ms a frame over 2.6 M evaluations, faded
+    /// (three maps) 10.1, 1977 (three maps and a curve, the reference's 3.1 M) 21.7: 0.8 ns, 1.0 a map,
+    /// 3.0 a lookup, given here in the software model's units, which put llvmpipe's passes at 0.61-0.74
+    /// of the CPU time they measure (the block pass's 1080p sepia: 9.8 ms against 16; plane-native
+    /// 7.4 against 10): times 0.65. nil: this machine cannot run them (`CPUFeatures`). The CPU is the
+    /// CPU whichever renderer draws, so both models carry it.
+    public var hostEvaluation: HostCost? = HostCost(base: 0.5, perFilter: 0.65, perLookup: 2.0)
 
     public struct HostCost: Sendable, Equatable {
         public var base: Double
         public var perFilter: Double
+        public var perLookup: Double
     }
 
     public enum MeasuredPlan: String, Sendable {
@@ -84,9 +90,9 @@ public struct CostModel: Sendable, Equatable, CustomStringConvertible {
     public var isSoftware: Bool { renderer == .software }
 
     /// The CPU kernels' cost (ns) of `evaluations` evaluations of a chain of `filters` affine
-    /// filters; nil where they cannot run.
-    public func host(evaluations: Int, filters: Int) -> Double? {
-        hostEvaluation.map { Double(evaluations) * ($0.base + Double(filters) * $0.perFilter) }
+    /// filters and `lookups` tables; nil where they cannot run.
+    public func host(evaluations: Int, filters: Int, lookups: Int = 0) -> Double? {
+        hostEvaluation.map { Double(evaluations) * ($0.base + Double(filters) * $0.perFilter + Double(lookups) * $0.perLookup) }
     }
 
     public var description: String { renderer == .software ? "software rasteriser (per fragment and fetch)" : "GPU (per pass and transfer)" }

@@ -55,8 +55,9 @@ public struct RunOnCPU: GraphPass {
     static func costs(_ graph: RenderGraph, job: RenderJob) -> (host: Double, renderer: Double)? {
         let (w, h) = (job.geometry.sourceWidth, job.geometry.sourceHeight)
         let filters = graph.renderedFilters.count
+        let lookups = graph.renderedFilters.filter { $0.affine(at: 0) == nil }.count
         let planeNative = graph.execution == .planeNativeBlocks
-        guard let host = job.cost.host(evaluations: w * h * (planeNative ? 5 : 6) / 4, filters: filters) else { return nil }
+        guard let host = job.cost.host(evaluations: w * h * (planeNative ? 5 : 6) / 4, filters: filters - lookups, lookups: lookups) else { return nil }
         let renderer = job.cost.pass(fragments: (w + 3) / 4 * (h / 2), fetches: 12, instructions: (planeNative ? 10 : 18) * (24 + 12 * filters))
             + 2 * Double(w * h * 3 / 2) * job.cost.perTransferByte
         return (host, renderer)
