@@ -1,8 +1,8 @@
 import Foundation
 import XCTest
 
-/// The plane-native pass run by the CPU kernels (`RunOnCPU`, `PlaneNativeKernel` and `ReferenceBlockKernel`), which the cost
-/// model picks on llvmpipe for chains of affine colour filters, against the same pass drawn by the
+/// The block passes run by the CPU kernels (`RunOnCPU`: `PlaneNativeKernel`, `ReferenceBlockKernel`),
+/// which the cost model picks on llvmpipe for chains of colour maps and curves, against the same pass drawn by the
 /// renderer (`GPUENCODE_CPU_KERNELS=0`) and against the reference plan (`--no-optimize`). Outputs
 /// are lossless and decoded by ffmpeg. The two implementations of one pass agree within 1 code
 /// value everywhere. Where the exact result is half a code value the two round their own
