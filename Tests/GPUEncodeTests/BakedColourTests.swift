@@ -27,13 +27,14 @@ final class BakedColourTests: BatchTestCase {
     }
 
     /// The optimized and reference transcodes of `input` (lossless H.264), and the optimized run's
-    /// pass line (`-v`).
+    /// pass line (`-v`). Both drawn by the renderer (no CPU kernel: those are CPUPlanTests'), so a
+    /// chain that does not bake comes out as the reference's, byte for byte.
     private func pair(_ input: URL, _ name: String, _ arguments: [String], transfer: String = "pbo") throws -> (optimized: URL, reference: URL, passes: String) {
         let (optimized, reference) = (scratch("\(name).mkv"), scratch("\(name)-reference.mkv"))
         let lossless = ["--codec", "h264", "--x264-params", "qp=0", "-v"]
-        let a = try gpuencode([input.path, optimized.path] + arguments + lossless, environment: ["GPUENCODE_TRANSFER": transfer])
+        let a = try gpuencode([input.path, optimized.path] + arguments + lossless, environment: ["GPUENCODE_TRANSFER": transfer, "GPUENCODE_CPU_KERNELS": "0"])
         XCTAssertEqual(a.status, 0, "\(name): \(a.summary)")
-        let b = try gpuencode([input.path, reference.path] + arguments + lossless + ["--no-optimize"], environment: ["GPUENCODE_TRANSFER": transfer])
+        let b = try gpuencode([input.path, reference.path] + arguments + lossless + ["--no-optimize"], environment: ["GPUENCODE_TRANSFER": transfer, "GPUENCODE_CPU_KERNELS": "0"])
         XCTAssertEqual(b.status, 0, "\(name) --no-optimize: \(b.summary)")
         XCTAssertFalse(b.stderr.contains("colour baked"), "\(name): the reference plan bakes nothing: \(b.stderr)")
         return (optimized, reference, a.stderr.split(whereSeparator: \.isNewline).first { $0.contains("pass 1:") }.map(String.init) ?? "")
