@@ -23,8 +23,8 @@ enum PlaneNativeShaders {
     ///   between those rounded pixels and one rounded sample (1977, chrome, clarendon, nashville,
     ///   process, toaster, transfer: 2 code values on a smooth gradient; process 47.1 dB on the 360p
     ///   rooftop clip); a curve or lookup bends over the kernel's 5x4 neighbourhood (fade,
-    ///   amatorka: 2 code values on a steep smooth gradient). identity, sepia, grayscale and
-    ///   faded stay within 1 code value and above 50 dB. (mono, noir and tonal, grey whatever
+    ///   amatorka: 2 code values on a steep smooth gradient). identity, sepia and grayscale
+    ///   stay within 1 code value and above 50 dB. (mono, noir and tonal, grey whatever
     ///   the curve, would pass: left out all the same.)
     /// - `hdr`: an HDR source (PQ or HLG), left to the reference whatever the chain. Tone-mapped to
     ///   SDR, the tone curve is far from linear over an edge's neighbourhood (HLG, sepia: Cr
@@ -35,8 +35,11 @@ enum PlaneNativeShaders {
     ///   the chain once on the decimated Y'CbCr, measured 2 code values on a turned smooth gradient
     ///   and amatorka 49.0 dB on the turned rooftop clip: not kept.)
     /// 8- or 10-bit sources and the light do not change the answer.
+    /// - at most two filters: each rounds its output to 8 bits in the reference, and three
+    ///   roundings (faded: saturation, contrast, brightness) reached 2 code values on a smooth
+    ///   gradient whose direction ffmpeg's `gradients` chose at random (CI, 2026-11-28).
     static func applies(_ filters: [FilterInstance], light: FilterLight, hdr: Bool, upright420: Bool, compile: CompileOptions) -> Bool {
-        compile.optionalPasses && upright420 && !hdr && filters.allSatisfy(staysClose)
+        compile.optionalPasses && upright420 && !hdr && filters.count <= 2 && filters.allSatisfy(staysClose)
     }
 
     /// Filters affine in R'G'B' (before their clamp), without a second input.
