@@ -77,7 +77,7 @@ int gpuencode_open_input_file(void **format_context, const char *path) {
 
 int gpuencode_averror_exit(void) { return AVERROR_EXIT; }
 
-/* ---- Safe file writing (issue 10: temporaries, no-replace rename, muxing onto our own fd) ---- */
+/* ---- Safe file writing (temporaries, no-replace rename, muxing onto our own fd) ---- */
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>

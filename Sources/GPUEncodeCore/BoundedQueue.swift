@@ -5,7 +5,7 @@ import Glibc
 package final class BoundedQueue<Element>: @unchecked Sendable {
     /// Popped slots are set to nil at once: a slot kept its element until the array was compacted
     /// (every 64 pops), and with frames as elements that held up to 64 decoded and 64 filtered
-    /// 1080p frames alive (about 400 MB of peak RSS, issue 15).
+    /// 1080p frames alive (about 400 MB of peak RSS).
     private var items: [Element?] = []
     private var head = 0
     private let capacity: Int

@@ -1,6 +1,6 @@
 import Glibc
 
-// `--width`/`--height`/`--size`/`--max-*` (issue 14): the output scaler. Not a preset filter (the
+// `--width`/`--height`/`--size`/`--max-*`: the output scaler. Not a preset filter (the
 // catalogue's `resize` is): the pipeline appends it after the preset's chain, so the output has the
 // size asked for whatever the preset crops, and it runs wherever the chain runs (every render path,
 // both transfer paths, 8- and 10-bit, kept HDR).

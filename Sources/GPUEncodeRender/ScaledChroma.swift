@@ -2,7 +2,7 @@ import CEGL
 import Glibc
 import GPUEncodeFilters
 
-/// The chroma of a scaled output (`--width`/`--size`, issue 14): two passes that take the scaled
+/// The chroma of a scaled output (`--width`/`--size`): two passes that take the scaled
 /// R'G'B' (the chain's result) to the 4:2:0 chroma grid with Lanczos-3, for the conversion passes
 /// to turn into Cb and Cr (`chromaFromScaled`, `nv12FromScaled`) instead of the 5x4 kernel.
 ///

@@ -33,7 +33,7 @@ public struct EncodeOverrides: Sendable, Equatable {
     public var dolbyVision: DolbyVisionMode?
     public var copyts: Bool?
     public var deinterlace: DeinterlaceMode?
-    // issue 14: scale and frame rate
+    // Scale and frame rate.
     public var width: Int?
     public var height: Int?
     /// `--size WxH`: [width, height].
@@ -41,7 +41,7 @@ public struct EncodeOverrides: Sendable, Equatable {
     public var maxWidth: Int?
     public var maxHeight: Int?
     public var fps: FrameRate?
-    // issue 14: trim (microseconds from the input's start; `to` and `duration` are one end given two ways)
+    // Trim (microseconds from the input's start; `to` and `duration` are one end given two ways)
     public var start: Int64?
     public var to: Int64?
     public var duration: Int64?
@@ -89,13 +89,13 @@ public struct EncodeOverrides: Sendable, Equatable {
         o.dolbyVision = dolbyVision ?? base.dolbyVision
         o.copyts = copyts ?? base.copyts
         o.deinterlace = deinterlace ?? base.deinterlace
-        // issue 14: scale and frame rate. Width, height and size are one request: the layer that
+        // Scale and frame rate. Width, height and size are one request: the layer that
         // gives any of them gives them all.
         if width == nil && height == nil && size == nil { (o.width, o.height, o.size) = (base.width, base.height, base.size) }
         o.maxWidth = maxWidth ?? base.maxWidth
         o.maxHeight = maxHeight ?? base.maxHeight
         o.fps = fps ?? base.fps
-        // issue 14: trim. The end is one setting given two ways: a layer that gives either wins whole.
+        // Trim. The end is one setting given two ways: a layer that gives either wins whole.
         o.start = start ?? base.start
         if to == nil && duration == nil { (o.to, o.duration) = (base.to, base.duration) }
         if base.metadata != nil || metadata != nil { o.metadata = (base.metadata ?? []) + (metadata ?? []) }
@@ -187,7 +187,7 @@ extension EncodeOverrides {
         e.dolbyVision = first { $0.dolbyVision }?.0 ?? e.dolbyVision
         e.copyts = first { $0.copyts }?.0 ?? e.copyts
         e.deinterlace = first { $0.deinterlace }?.0 ?? e.deinterlace
-        // issue 14: scale and frame rate (width, height and size from the first layer giving any).
+        // Scale and frame rate (width, height and size from the first layer giving any).
         if let box = layers.first(where: { $0.overrides.width != nil || $0.overrides.height != nil || $0.overrides.size != nil })?.overrides {
             e.scale.width = box.size?[0] ?? box.width
             e.scale.height = box.size?[1] ?? box.height
@@ -195,7 +195,7 @@ extension EncodeOverrides {
         e.scale.maxWidth = first { $0.maxWidth }?.0
         e.scale.maxHeight = first { $0.maxHeight }?.0
         e.frameRate = first { $0.fps }?.0
-        // issue 14: trim. The end comes from the first layer giving --to or -t (one end, two spellings).
+        // Trim. The end comes from the first layer giving --to or -t (one end, two spellings).
         let start = first { $0.start }
         e.trim.start = start?.0 ?? 0
         if let end = layers.first(where: { $0.overrides.to != nil || $0.overrides.duration != nil }) {

@@ -337,7 +337,7 @@ extension EncodeSetting {
                 return nil
             },
             json: { $0.copyts.map { .bool($0) } }),
-        // issue 14: trim
+        // Trim
         EncodeSetting(
             key: "start", flags: ["--start", "--ss", "-ss"], valueName: "time",
             help: "Start the output at this time of the input, as ffmpeg's input -ss: 90, 1:30, 00:01:30.500, 1.5, 500ms. Frame-accurate: decoding starts at the keyframe before it and the first frame shown is the first at or after it; the output starts at 0 (with --copyts it keeps its input times). Copied audio starts with the packet that holds the start (in .mp4/.mov an edit list hides the part before it; Opus into .mkv/.webm is trimmed to the sample by its pre-skip; other codecs in .mkv/.webm start up to one packet early, in sync, with a warning), re-encoded audio at the exact sample; subtitles are cut too (a cue shown across the start is kept from 0 to its end).",
@@ -383,7 +383,7 @@ extension EncodeSetting {
                 return nil
             },
             json: { $0.deinterlace.map { .string($0.rawValue) } }),
-        // issue 14: scale and frame rate
+        // Scale and frame rate
         sideSetting("width", flags: ["--width", "-w"], what: "width",
                     help: "Scale to this width in pixels (even), keeping the displayed aspect: the height follows, rounded to even. Sizes are of the picture as shown: upright (a phone clip's rotation applied) and with non-square pixels made square. With --height, the picture fits inside the box. Scaling is the last step, after the preset (its crops included), on the GPU with Lanczos-3 (widened when shrinking, as swscale's). -w is HandBrake's spelling.",
                     keyPath: \.width),
@@ -440,7 +440,7 @@ extension EncodeSetting {
             json: { o in o.metadata.map { .object($0.map { ($0.key, .string($0.value)) }) } }),
     ]
 
-    /// `--width` and its kin: an even number of pixels (issue 14: scale).
+    /// `--width` and its kin: an even number of pixels (scale).
     static func sideSetting(_ key: String, flags: [String], what: String, help: String,
                             keyPath: WritableKeyPath<EncodeOverrides, Int?>) -> EncodeSetting {
         EncodeSetting(

@@ -202,11 +202,11 @@ public struct EncoderSettings: Sendable {
     public var dolbyVision: DolbyVisionMode = .apply
     /// `--deinterlace`: what happens to interlaced video.
     public var deinterlace: DeinterlaceMode = .auto
-    /// `--width`, `--height`, `--size`, `--max-width`, `--max-height` (issue 14).
+    /// `--width`, `--height`, `--size`, `--max-width`, `--max-height`.
     public var scale = ScaleRequest()
-    /// `--fps`: constant-rate output; nil keeps the input's timing (issue 14).
+    /// `--fps`: constant-rate output; nil keeps the input's timing.
     public var frameRate: FrameRate?
-    /// `--ss`, `--to`, `-t`: the part of the input encoded (issue 14).
+    /// `--ss`, `--to`, `-t`: the part of the input encoded.
     public var trim = TrimRange()
 
     public init() {}

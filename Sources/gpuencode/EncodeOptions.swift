@@ -83,7 +83,7 @@ struct EncodeOptions: ParsableArguments {
 
     @Flag(name: flagNames("copyts"), help: flagHelp("copyts"))
     var copyts = false
-    // issue 14: trim
+    // Trim
     @Option(name: flagNames("start"), help: flagHelp("start"))
     var start: String?
 
@@ -96,7 +96,7 @@ struct EncodeOptions: ParsableArguments {
     @Option(name: flagNames("deinterlace"), help: flagHelp("deinterlace"), completion: flagCompletion("deinterlace"))
     var deinterlace: String?
 
-    // issue 14: scale and frame rate
+    // Scale and frame rate
     @Option(name: flagNames("width"), help: flagHelp("width"))
     var width: String?
     @Option(name: flagNames("height"), help: flagHelp("height"))
@@ -146,14 +146,14 @@ struct EncodeOptions: ParsableArguments {
         add("noLocation", noLocation ? "true" : nil)
         add("copyts", copyts ? "true" : nil)
         add("deinterlace", deinterlace)
-        // issue 14: scale and frame rate
+        // Scale and frame rate
         add("width", width)
         add("height", height)
         add("size", size)
         add("maxWidth", maxWidth)
         add("maxHeight", maxHeight)
         add("fps", fps)
-        // issue 14: trim
+        // Trim
         add("start", start)
         add("to", to)
         add("duration", duration)

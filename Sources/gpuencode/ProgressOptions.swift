@@ -23,7 +23,7 @@ struct ProgressOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Quiet: no progress and no final line (a batch: no summary) on stderr; warnings and errors are still printed.")
     var quiet = false
 
-    /// The spelling before issue 14 (`--no-progress`), kept as `--progress none`.
+    /// The older spelling (`--no-progress`), kept as `--progress none`.
     @Flag(name: .customLong("no-progress"), help: .hidden)
     var noProgress = false
 

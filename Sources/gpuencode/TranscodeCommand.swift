@@ -227,7 +227,7 @@ struct TranscodeCommand: ParsableCommand {
                                                        output: output)
             report?.given(try encode.overrides(threadsMayBeAuto: true).over(base.encode))
             let picture = ImageIO.isImagePath(output!)
-            // issue 14: trim. A picture has no time to cut; a picture out is one frame, at --start.
+            // Trim. A picture has no time to cut; a picture out is one frame, at --start.
             if !settings.trim.isWhole && ImageIO.isImagePath(input!) {
                 throw GPUEncodeError(.usage, path: input!, "is a picture: --start, --to and -t cut movies")
             }

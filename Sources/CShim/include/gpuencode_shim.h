@@ -32,7 +32,7 @@ void gpuencode_use_cuda_get_format(void *codec_context);
 int gpuencode_open_input_file(void **format_context, const char *path);
 int gpuencode_averror_exit(void);
 
-// ---- Safe file writing (issue 10) ----
+// ---- Safe file writing: temporaries, no-replace rename ----
 // An AVIOContext (returned as void*) that writes, seeks and reads on `fd`, which stays the caller's
 // to close; the muxer then never opens the output by name for writing.
 void *gpuencode_avio_open_fd(int fd);

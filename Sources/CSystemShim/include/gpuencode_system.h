@@ -7,7 +7,7 @@
 void gpuencode_install_signal_handlers(void);
 int gpuencode_interrupt_signal(void);
 
-// ---- Safe file writing (issue 10) ----
+// ---- Safe file writing: temporaries, no-replace rename ----
 // Contained writes: a folder held by its descriptor, files made and renamed relative to it.
 // open(path, O_RDONLY|O_DIRECTORY|O_CLOEXEC): the fd, or -errno. Follows links in `path`.
 int gpuencode_open_directory(const char *path);
@@ -21,7 +21,7 @@ int gpuencode_create_exclusive_at(int dirfd, const char *name);
 // RENAME_NOREPLACE; linkat+unlinkat where the filesystem lacks it). 0 or -errno.
 int gpuencode_rename_noreplace_at(int dirfd, const char *from, const char *to);
 
-// ---- Progress (issue 14) ----
+// ---- Progress ----
 // The width in columns of the terminal on `fd` (TIOCGWINSZ), or 0 when it is none or does not say.
 int gpuencode_terminal_columns(int fd);
 // open(path, O_WRONLY|O_NOFOLLOW|O_CLOEXEC [|O_CREAT|O_EXCL, 0666] [|O_TRUNC]): the fd, or -errno.

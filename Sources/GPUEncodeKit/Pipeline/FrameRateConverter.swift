@@ -1,6 +1,6 @@
 import CFFmpeg
 
-/// `--fps` (issue 14): constant-rate output with the frame selection of ffmpeg's `fps` filter at its
+/// `--fps`: constant-rate output with the frame selection of ffmpeg's `fps` filter at its
 /// defaults (libavfilter/vf_fps.c: round=near, eof_action=round, no start_time). Each frame's time
 /// is rescaled to ticks of 1/rate, rounded to the nearest (halves away from zero, as
 /// av_rescale_q_rnd's AV_ROUND_NEAR_INF); the output starts at the first frame's tick. Output tick

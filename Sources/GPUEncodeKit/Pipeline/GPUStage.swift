@@ -23,7 +23,7 @@ final class GPUStage {
         var deinterlace: Deinterlace? = nil
         /// `--hdr keep`: filters see the source's own R'G'B' and the output is 10-bit in its colour space.
         var keepHDR = false
-        /// The preset's filters, then the output scaler's passes when the size changes (issue 14).
+        /// The preset's filters, then the output scaler's passes when the size changes.
         var filters: [FilterInstance] = []
         /// The planar format frames are read in (`VideoSource.workingFormat`): what NVDEC frames
         /// become when they cannot stay on the GPU (`CUDAFrames`).

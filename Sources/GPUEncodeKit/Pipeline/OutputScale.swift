@@ -4,7 +4,7 @@ import GPUEncodeMedia
 import GPUEncodeRender
 import GPUEncodeSettings
 
-/// `--width` and its kin for one input (issue 14): the size of the picture as displayed (upright, after the
+/// `--width` and its kin for one input: the size of the picture as displayed (upright, after the
 /// preset's filters, its sample aspect ratio applied) and the size asked for, if it differs. One place for the
 /// transcode and `--benchmark-filters`, so the benchmark times the chain the transcode runs.
 struct OutputScale {

@@ -140,7 +140,7 @@ final class TranscodeJob {
         // the 10-bit frames go to the encoder as decoded. With filters the GPU filters the HDR
         // signal's own R'G'B' and writes 10-bit planes in the input's colour space.)
         let inStream = input.videoStream
-        // The output scaler (issue 14), after the preset's filters: its size is of the picture as
+        // The output scaler, after the preset's filters: its size is of the picture as
         // displayed (upright, pixels made square), and the scaled picture has square pixels.
         let scale = OutputScale(o.encoder.scale, input: input, preset: o.preset.filters)
         var sar = scale.sampleAspect
@@ -214,7 +214,7 @@ final class TranscodeJob {
             : !bypass && FrameRenderer.writesNV12(geometry, path: o.renderPath, filters: gpuFilters) ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P
         // (Without a GPU stage the picture is not turned: its SAR stays the coded one.)
         if bypass && rotation != input.rotation && input.rotation.swapsDimensions && sar.num > 0 { sar = AVRational(num: sar.den, den: sar.num) }
-        // --fps (issue 14): the encoder counts in 1/rate, as ffmpeg's fps filter's output.
+        // --fps: the encoder counts in 1/rate, as ffmpeg's fps filter's output.
         let fps = o.encoder.frameRate.map { AVRational(num: Int32($0.numerator), den: Int32($0.denominator)) }
         var stream = EncoderStream(width: Int32(geometry.outputWidth), height: Int32(geometry.outputHeight), pixelFormat: outputFormat,
                                    timeBase: fps.map { AVRational(num: $0.den, den: $0.num) } ?? interlace.timeBase,

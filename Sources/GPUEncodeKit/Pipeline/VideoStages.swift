@@ -63,7 +63,7 @@ final class PipelinedVideoStages: VideoStages {
     /// while the GPU renders n+1 and x264 takes n); the decoder (frame threads) and x264 (its
     /// lookahead) buffer frames of their own anyway. Each slot is a 3 MiB frame at 1080p that the
     /// decoder's pool or the output `FramePool` must hold besides: 3 slots a queue cost 9-12 MiB
-    /// more peak RSS than 1, with no measurable gain in speed (issue 15, docs/PERFORMANCE.md).
+    /// more peak RSS than 1, with no measurable gain in speed (docs/PERFORMANCE.md, NVDEC frames).
     static let queueCapacity = 1
     private let toGPU = BoundedQueue<Frame>(capacity: queueCapacity)
     private let toEncoder = BoundedQueue<Frame>(capacity: queueCapacity)
