@@ -1,5 +1,3 @@
-import Dispatch
-
 // The CPU kernels, in one file so that the vector helpers inline into the loops in every build
 // (a debug build compiles file by file, and nothing inlines across files there): the chain's
 // evaluation at eight pixels, the row helpers, the plane-native and the reference block kernels,
@@ -239,34 +237,65 @@ func splitCodes(_ y: UnsafePointer<UInt8>, width w: Int, even: UnsafeMutablePoin
     }
 }
 
-/// A row of floats split into even and odd columns.
-func splitFloats(_ row: UnsafePointer<Float>, width w: Int, even: UnsafeMutablePointer<Float>, odd: UnsafeMutablePointer<Float>) {
-    for k in 0..<(w / 2) {
-        even[k] = row[2 * k]
-        odd[k] = row[2 * k + 1]
+/// A kernel's scratch rows, kept from frame to frame: a fresh allocation of this size is a fresh
+/// mapping, which the kernel zeroes page by page on every frame (5% of a 1080p run).
+final class ScratchRows {
+    private(set) var base = UnsafeMutablePointer<Float>.allocate(capacity: 1)
+    private var count = 1
+
+    /// `rows` rows of `padded` floats; row `i` is `base + i * padded`.
+    func prepare(rows: Int, padded: Int) {
+        guard rows * padded != count else { return }
+        base.deallocate()
+        count = rows * padded
+        base = .allocate(capacity: count)
+        base.initialize(repeating: 0, count: count)
+    }
+
+    deinit { base.deallocate() }
+}
+
+/// The chroma rows a kernel reads, as the shaders read them (code / 255), the last column repeated
+/// past the end, by row: three kept, since a chroma row serves the rows above, at and below it.
+struct ChromaRows {
+    private let source: PlanePointers
+    private let count: Int
+    private let slots: [UnsafeMutablePointer<Float>]
+    private var rowAt = [-1, -1, -1]
+
+    /// `slots`: six scratch rows (Cb of each slot, then Cr).
+    init(_ source: PlanePointers, count: Int, slots: [UnsafeMutablePointer<Float>]) {
+        precondition(slots.count == 6)
+        (self.source, self.count, self.slots) = (source, count, slots)
+    }
+
+    mutating func callAsFunction(_ row: Int) -> (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>) {
+        let slot = row % 3
+        let (cb, cr) = (slots[slot], slots[3 + slot])
+        if rowAt[slot] != row {
+            unitRow(source.cb + row * source.chromaStride, step: source.chromaStep, count: count, into: cb)
+            unitRow(source.cr + row * source.chromaStride, step: source.chromaStep, count: count, into: cr)
+            rowAt[slot] = row
+        }
+        return (cb, cr)
     }
 }
 
-/// Scratch rows for each band, kept from frame to frame: a fresh allocation of this size is a
-/// fresh mapping, which the kernel zeroes page by page on every frame (5% of a 1080p run).
-final class ScratchRows {
-    private var rows: [UnsafeMutablePointer<Float>] = []
-    private var count = 0
+/// What both kernels hold: the chain, its steps (replaced when keyframed values move) and scratch.
+public class PointChainKernel: @unchecked Sendable {
+    let chain: PointChain
+    var ops: ChainSteps
+    let scratch = ScratchRows()
 
-    func prepare(bands: Int, count: Int) {
-        guard bands != rows.count || count != self.count else { return }
-        for p in rows { p.deallocate() }
-        rows = (0..<bands).map { _ in
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: count)
-            p.initialize(repeating: 0, count: count)
-            return p
-        }
-        self.count = count
+    init(_ description: PointChainDescription) {
+        ops = ChainSteps(description.ops)
+        chain = PointChain(description)
     }
 
-    subscript(band: Int) -> UnsafeMutablePointer<Float> { rows[band] }
-
-    deinit { for p in rows { p.deallocate() } }
+    /// Replaces the filters (keyframed values at a new time).
+    public func setOps(_ ops: [ChainOp]) {
+        self.ops = ChainSteps(ops)
+    }
 }
 
 /// The renderer's plane-native block pass (`PlaneNativeShaders.packedBlockMain`) on the CPU in
@@ -280,41 +309,21 @@ final class ScratchRows {
 ///   2m+2; edges repeated), then the output matrix's chroma rows.
 ///
 /// Built for AVX2 and FMA (Package.swift): call it only where `CPUFeatures` says the machine has them.
-public final class PlaneNativeKernel: @unchecked Sendable {
-    private let chain: PointChain
-    private var ops: ChainSteps
-    private let scratch = ScratchRows()
-
-    public init(_ description: PointChainDescription) {
-        ops = ChainSteps(description.ops)
-        chain = PointChain(description)
+public final class PlaneNativeKernel: PointChainKernel, @unchecked Sendable {
+    public override init(_ description: PointChainDescription) {
+        super.init(description)
     }
 
-    /// Replaces the filters (keyframed values at a new time).
-    public func setOps(_ ops: [ChainOp]) {
-        self.ops = ChainSteps(ops)
-    }
-
-    /// Filters `source` into `output`, both `width` x `height` (even), in `bands` horizontal bands
-    /// run in parallel.
-    public func run(_ source: PlanePointers, into output: PlanePointers, width: Int, height: Int, bands: Int = 1) {
-        precondition(width % 2 == 0 && height % 2 == 0 && width >= 2 && height >= 2)
-        let chromaRows = height / 2
-        let n = max(1, min(bands, chromaRows))
-        scratch.prepare(bands: n, count: ((width + 7) / 8 * 8 + 8) * 21)
-        if n == 1 { return runBand(source, output, width, height, 0..<chromaRows, band: 0) }
-        DispatchQueue.concurrentPerform(iterations: n) { i in
-            runBand(source, output, width, height, (chromaRows * i / n)..<(chromaRows * (i + 1) / n), band: i)
-        }
-    }
-
-    private func runBand(_ s: PlanePointers, _ o: PlanePointers, _ w: Int, _ h: Int, _ rows: Range<Int>, band: Int) {
+    /// Filters `s` into `o`, both `w` x `h` (even). (One thread: the encoder's keep every core busy.)
+    public func run(_ s: PlanePointers, into o: PlanePointers, width w: Int, height h: Int) {
+        precondition(w % 2 == 0 && h % 2 == 0 && w >= 2 && h >= 2)
         let cw = w / 2
         let padded = (w + 7) / 8 * 8 + 8
+        scratch.prepare(rows: 21, padded: padded)
         // Scratch: chroma rows upsampled to luma width for two luma rows, the decimated luma of a
         // chroma row, the horizontally filtered luma rows the decimation reads (by row, 6 kept),
         // and the chroma rows read (by row, 3 kept).
-        let scratch = self.scratch[band]
+        let scratch = self.scratch.base
         let (u0, v0, u1, v1) = (scratch, scratch + padded, scratch + 2 * padded, scratch + 3 * padded)
         let lumaDown = scratch + 4 * padded
         let evenOdd = scratch + 7 * padded
@@ -330,19 +339,9 @@ public final class PlaneNativeKernel: @unchecked Sendable {
             }
             return out
         }
-        var chromaRowAt = [Int](repeating: -1, count: 3)
-        func chroma(_ row: Int) -> (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>) {
-            let slot = row % 3
-            let (cb, cr) = (scratch + (15 + slot) * padded, scratch + (18 + slot) * padded)
-            if chromaRowAt[slot] != row {
-                unitRow(s.cb + row * s.chromaStride, step: s.chromaStep, count: cw, into: cb)
-                unitRow(s.cr + row * s.chromaStride, step: s.chromaStep, count: cw, into: cr)
-                chromaRowAt[slot] = row
-            }
-            return (cb, cr)
-        }
+        var chroma = ChromaRows(s, count: cw, slots: (15..<21).map { scratch + $0 * padded })
         let down = chain.down
-        for m in rows {
+        for m in 0..<(h / 2) {
             let above = max(m - 1, 0), below = min(m + 1, h / 2 - 1)
             let (cbA, crA) = chroma(above), (cbB, crB) = chroma(m), (cbC, crC) = chroma(below)
             // Row 2m sits at chroma row m - 1/4, row 2m+1 at m + 1/4.
@@ -407,20 +406,10 @@ public final class PlaneNativeKernel: @unchecked Sendable {
 ///   matrix's chroma rows.
 ///
 /// Built for AVX2 and FMA (Package.swift): call it only where `CPUFeatures` says the machine has them.
-public final class ReferenceBlockKernel: @unchecked Sendable {
-    private let chain: PointChain
-    private var ops: ChainSteps
-    private let scratch = ScratchRows()
-
-    public init(_ description: PointChainDescription) {
-        ops = ChainSteps(description.ops)
+public final class ReferenceBlockKernel: PointChainKernel, @unchecked Sendable {
+    public override init(_ description: PointChainDescription) {
         precondition(description.down[1] == description.down[2], "the inner rows share one weight down")
-        chain = PointChain(description)
-    }
-
-    /// Replaces the filters (keyframed values at a new time).
-    public func setOps(_ ops: [ChainOp]) {
-        self.ops = ChainSteps(ops)
+        super.init(description)
     }
 
     /// Filters `source` into `output`, both `width` x `height` (even).
@@ -428,8 +417,8 @@ public final class ReferenceBlockKernel: @unchecked Sendable {
         precondition(w % 2 == 0 && h % 2 == 0 && w >= 2 && h >= 2)
         let cw = w / 2
         let padded = (w + 7) / 8 * 8 + 8
-        scratch.prepare(bands: 1, count: padded * 36)
-        let base = scratch[0]
+        scratch.prepare(rows: 36, padded: padded)
+        let base = scratch.base
         func row(_ i: Int) -> UnsafeMutablePointer<Float> { base + i * padded }
         // Scratch: upsampled chroma for two luma rows (0-3), the two rows' R'G'B' (4-9), the
         // even/odd split (10-11), the inner sums across (12-14), the chroma rows read (15-20, by
@@ -439,17 +428,7 @@ public final class ReferenceBlockKernel: @unchecked Sendable {
         let evenOdd = row(10)
         let inner = [row(12), row(13), row(14)]
         let taps = chain.across
-        var chromaRowAt = [Int](repeating: -1, count: 3)
-        func chroma(_ r: Int) -> (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>) {
-            let slot = r % 3
-            let (cb, cr) = (row(15 + slot), row(18 + slot))
-            if chromaRowAt[slot] != r {
-                unitRow(s.cb + r * s.chromaStride, step: s.chromaStep, count: cw, into: cb)
-                unitRow(s.cr + r * s.chromaStride, step: s.chromaStep, count: cw, into: cr)
-                chromaRowAt[slot] = r
-            }
-            return (cb, cr)
-        }
+        var chroma = ChromaRows(s, count: cw, slots: (15..<21).map { row($0) })
         var acrossAt = [Int](repeating: -1, count: 6)
         func lumaAcross(_ r: Int) -> UnsafeMutablePointer<Float> {
             let slot = r % 6

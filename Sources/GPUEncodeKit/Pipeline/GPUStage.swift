@@ -87,8 +87,7 @@ final class GPUStage {
         }
         if try planOnCPU() { return }
         let t0 = monotonicSeconds()
-        let gl = options.reuseGPUContext ? try GLContextPool.take(options.gpu) : try GLContext(selection: options.gpu)
-        context = gl
+        let gl = try makeContext()
         options.log(.info, "GPU: \(gl.renderer) (\(gl.version); \(gl.platform); ready in \(Int((monotonicSeconds() - t0) * 1000)) ms)")
         try makeRenderer(gl)
     }
@@ -115,6 +114,13 @@ final class GPUStage {
         let g = settings.geometry
         pool = try FramePool(width: Int32(g.outputWidth), height: Int32(g.outputHeight), format: settings.outputFormat)
         return true
+    }
+
+    /// This stage's own context (from the process's pool for batch jobs), kept in `context`.
+    private func makeContext() throws -> GLContext {
+        let gl = options.reuseGPUContext ? try GLContextPool.take(options.gpu) : try GLContext(selection: options.gpu)
+        context = gl
+        return gl
     }
 
     /// Runs `body` where the stage's GL work runs: on the shared context's thread, or here.
@@ -200,8 +206,7 @@ final class GPUStage {
                     if let made = planMadeWith {
                         _ = try makePlan(transfer: made.transfer, limits: made.limits, cpuKernels: false)
                     } else {
-                        let gl = options.reuseGPUContext ? try GLContextPool.take(options.gpu) : try GLContext(selection: options.gpu)
-                        context = gl
+                        let gl = try makeContext()
                         options.log(.info, "GPU: \(gl.renderer) (\(gl.version); \(gl.platform); for the deinterlacer)")
                         planMadeWith = (options.transfer.resolved(for: gl), GPULimits.current())
                         _ = try makePlan(transfer: planMadeWith!.transfer, limits: planMadeWith!.limits, cpuKernels: false)
