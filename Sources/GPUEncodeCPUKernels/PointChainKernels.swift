@@ -25,16 +25,39 @@ struct Map {
     }
 }
 
-/// A chain step in the kernels' form: plain values and pointers into `ChainSteps`' storage, so
-/// the vector loops copy no reference-counted value and read only what the step uses.
+/// A chain step in the kernels' form: plain scalars and pointers into `ChainSteps`' storage, so
+/// the vector loops copy no reference-counted value and no 384-byte splatted map (that copy was a
+/// `memcpy` per step and pixel group): each coefficient is broadcast from memory where it is used.
 struct Step {
-    /// An affine map (`map`), else a table per channel (`r`, `g`, `b`, indexed up to `scale`).
+    /// An affine map (`m`, row-major, then `o`), else a table per channel (`r`, `g`, `b`,
+    /// indexed up to `scale`).
     var isAffine: Bool
-    var map: Map
+    var m: (Float, Float, Float, Float, Float, Float, Float, Float, Float)
+    var o: (Float, Float, Float)
     var r: UnsafePointer<Float>?
     var g: UnsafePointer<Float>?
     var b: UnsafePointer<Float>?
     var scale: Float
+
+    init(_ a: AffineMap3) {
+        let m = a.rows, o = a.offset
+        (isAffine, r, g, b, scale) = (true, nil, nil, nil, 0)
+        self.m = (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])
+        self.o = (o[0], o[1], o[2])
+    }
+
+    init(tables r: UnsafePointer<Float>, _ g: UnsafePointer<Float>, _ b: UnsafePointer<Float>, scale: Float) {
+        (isAffine, self.r, self.g, self.b, self.scale) = (false, r, g, b, scale)
+        (m, o) = ((1, 0, 0, 0, 1, 0, 0, 0, 1), (0, 0, 0))
+    }
+}
+
+/// `step`'s map (an affine step) at eight pixels, as `Map.apply` computes it.
+@inline(__always) func applyAffine(_ s: UnsafePointer<Step>, _ x: V, _ y: V, _ z: V) -> (V, V, V) {
+    let m = s.pointee.m, o = s.pointee.o
+    return (V(repeating: o.0).addingProduct(V(repeating: m.0), x).addingProduct(V(repeating: m.1), y).addingProduct(V(repeating: m.2), z),
+            V(repeating: o.1).addingProduct(V(repeating: m.3), x).addingProduct(V(repeating: m.4), y).addingProduct(V(repeating: m.5), z),
+            V(repeating: o.2).addingProduct(V(repeating: m.6), x).addingProduct(V(repeating: m.7), y).addingProduct(V(repeating: m.8), z))
 }
 
 /// The steps of a chain and the tables they point into, owned together.
@@ -46,11 +69,10 @@ final class ChainSteps {
     init(_ ops: [ChainOp]) {
         steps = .allocate(capacity: max(ops.count, 1))
         count = ops.count
-        let identity = Map(AffineMap3(rows: [1, 0, 0, 0, 1, 0, 0, 0, 1], offset: [0, 0, 0]))
         for (i, op) in ops.enumerated() {
             switch op {
             case .affine(let a):
-                (steps + i).initialize(to: Step(isAffine: true, map: Map(a), r: nil, g: nil, b: nil, scale: 0))
+                (steps + i).initialize(to: Step(a))
             case .lookup(let l):
                 let copies = l.tables.map { t -> UnsafeMutablePointer<Float> in
                     let p = UnsafeMutablePointer<Float>.allocate(capacity: t.count)
@@ -58,8 +80,7 @@ final class ChainSteps {
                     return p
                 }
                 tables += copies
-                (steps + i).initialize(to: Step(isAffine: false, map: identity, r: copies[0], g: copies[1], b: copies[2],
-                                                scale: Float(l.tables[0].count - 1)))
+                (steps + i).initialize(to: Step(tables: copies[0], copies[1], copies[2], scale: Float(l.tables[0].count - 1)))
             }
         }
     }
@@ -97,24 +118,16 @@ struct PointChain {
         var p = steps.baseAddress!
         for _ in 0..<steps.count {
             if p.pointee.isAffine {
-                (r, g, b) = p.pointee.map.apply(r, g, b)
+                (r, g, b) = applyAffine(p, r, g, b)
             } else {
                 let scale = p.pointee.scale
-                (r, g, b) = (lookup(r, p.pointee.r!, scale), lookup(g, p.pointee.g!, scale), lookup(b, p.pointee.b!, scale))
+                (r, g, b) = (lookup(r, p.pointee.r.unsafelyUnwrapped, scale), lookup(g, p.pointee.g.unsafelyUnwrapped, scale),
+                             lookup(b, p.pointee.b.unsafelyUnwrapped, scale))
             }
             (r, g, b) = (round8(r), round8(g), round8(b))
             p += 1
         }
         return (r, g, b)
-    }
-
-    /// GLSL's `table[int(clamp(c, 0.0, 1.0) * scale + 0.5)]` for eight values.
-    @inline(__always) private func lookup(_ c: V, _ t: UnsafePointer<Float>, _ scale: Float) -> V {
-        let s = clamp01(c) * scale + 0.5
-        let r = (s + magicNumber) - magicNumber
-        let index = unsafeBitCast(r.replacing(with: r - 1, where: r .> s) + magicNumber, to: SIMD8<UInt32>.self) & 0x3F_FFFF
-        return V(t[Int(index[0])], t[Int(index[1])], t[Int(index[2])], t[Int(index[3])],
-                 t[Int(index[4])], t[Int(index[5])], t[Int(index[6])], t[Int(index[7])])
     }
 }
 
@@ -123,6 +136,15 @@ struct PointChain {
 /// 1.5 * 2^23: adding it to a float in 0 ... 2^22 rounds it to an integer (to even).
 let magicNumber: Float = 12_582_912
 
+/// GLSL's `table[int(clamp(c, 0.0, 1.0) * scale + 0.5)]` for eight values.
+@_transparent func lookup(_ c: V, _ t: UnsafePointer<Float>, _ scale: Float) -> V {
+    // (The integer is read from the float's bits: the standard library's conversion is a call.)
+    let index = unsafeBitCast((clamp01(c) * scale + 0.5).rounded(.down) + magicNumber, to: SIMD8<UInt32>.self) & 0x3F_FFFF
+    return V(t[Int(index[0])], t[Int(index[1])], t[Int(index[2])], t[Int(index[3])],
+             t[Int(index[4])], t[Int(index[5])], t[Int(index[6])], t[Int(index[7])])
+}
+
+/// Clamped to 0 ... 1. (The standard library's `pointwiseMin` and `pointwiseMax` are calls.)
 @_transparent func clamp01(_ c: V) -> V {
     let zero = V(repeating: 0), one = V(repeating: 1)
     return c.replacing(with: zero, where: c .< zero).replacing(with: one, where: c .> one)
@@ -132,9 +154,7 @@ let magicNumber: Float = 12_582_912
 /// common here (contrast and brightness move 8-bit values by exact halves of a code), and rounding
 /// them to even instead differed from the shader in 1.4-5.8% of the samples of `faded`.
 @_transparent func round8(_ c: V) -> V {
-    let s = clamp01(c) * 255 + 0.5
-    let r = (s + magicNumber) - magicNumber
-    return r.replacing(with: r - 1, where: r .> s) * (1 / 255 as Float)
+    (clamp01(c) * 255 + 0.5).rounded(.down) * (1 / 255 as Float)
 }
 
 /// A normalised value as the 8-bit target stores it: clamped, rounded to the nearest code.
@@ -314,8 +334,9 @@ public final class PlaneNativeKernel: PointChainKernel, @unchecked Sendable {
         super.init(description)
     }
 
-    /// Filters `s` into `o`, both `w` x `h` (even). (One thread: the encoder's keep every core busy.)
-    public func run(_ s: PlanePointers, into o: PlanePointers, width w: Int, height h: Int) {
+    /// Filters `s` into `o`, both `w` x `h` (even): the output's chroma rows `rows` and the luma rows
+    /// beside them (all of them by default; a band of them reads the rows around it as well).
+    public func run(_ s: PlanePointers, into o: PlanePointers, width w: Int, height h: Int, rows: Range<Int>? = nil) {
         precondition(w % 2 == 0 && h % 2 == 0 && w >= 2 && h >= 2)
         let cw = w / 2
         let padded = (w + 7) / 8 * 8 + 8
@@ -341,7 +362,7 @@ public final class PlaneNativeKernel: PointChainKernel, @unchecked Sendable {
         }
         var chroma = ChromaRows(s, count: cw, slots: (15..<21).map { scratch + $0 * padded })
         let down = chain.down
-        for m in 0..<(h / 2) {
+        for m in rows ?? 0..<(h / 2) {
             let above = max(m - 1, 0), below = min(m + 1, h / 2 - 1)
             let (cbA, crA) = chroma(above), (cbB, crB) = chroma(m), (cbC, crC) = chroma(below)
             // Row 2m sits at chroma row m - 1/4, row 2m+1 at m + 1/4.
@@ -412,8 +433,9 @@ public final class ReferenceBlockKernel: PointChainKernel, @unchecked Sendable {
         super.init(description)
     }
 
-    /// Filters `source` into `output`, both `width` x `height` (even).
-    public func run(_ s: PlanePointers, into o: PlanePointers, width w: Int, height h: Int) {
+    /// Filters `s` into `o`, both `w` x `h` (even): the output's chroma rows `rows` and the luma rows
+    /// beside them (all of them by default; a band of them reads the rows around it as well).
+    public func run(_ s: PlanePointers, into o: PlanePointers, width w: Int, height h: Int, rows: Range<Int>? = nil) {
         precondition(w % 2 == 0 && h % 2 == 0 && w >= 2 && h >= 2)
         let cw = w / 2
         let padded = (w + 7) / 8 * 8 + 8
@@ -442,7 +464,7 @@ public final class ReferenceBlockKernel: PointChainKernel, @unchecked Sendable {
         let (outerU, outerV) = (row(27), row(28))
         let top = [row(29), row(30), row(31)], bottom = [row(32), row(33), row(34)]
         let down = chain.down
-        for m in 0..<(h / 2) {
+        for m in rows ?? 0..<(h / 2) {
             let above = max(m - 1, 0), below = min(m + 1, h / 2 - 1)
             let (cbA, crA) = chroma(above), (cbB, crB) = chroma(m), (cbC, crC) = chroma(below)
             upsampleRow(near: cbB, far: cbA, count: cw, into: u0)

@@ -24,10 +24,11 @@ extension FrameRenderer {
         var rgba8: GLenum { GLenum(tenBit ? GL_RGBA16UI : GL_RGBA8) }
         var r8: GLenum { GLenum(tenBit ? GL_RGBA16UI : GL_R8) }
 
-        /// The writers: 8-bit (dithered for deep sources) or 10-bit codes; the chroma kernels by
-        /// what the source's chroma was (ChromaDecimator.swift).
+        /// The writers: 8-bit (dithered for deep sources) or 10-bit codes (`writerOutputGLSL`); the
+        /// chroma kernels by what the source's chroma was (ChromaDecimator.swift).
         func writer(_ glsl: String) -> String {
-            ChromaDecimator(for: uniforms.geometry).defined(in: tenBit ? FrameRenderer.tenBitOutputs(glsl) : FrameRenderer.dithered(glsl, bitDepth > 8))
+            let outputs = tenBit ? FrameRenderer.defining("TEN_BIT_OUT", in: glsl, true) : FrameRenderer.dithered(glsl, bitDepth > 8)
+            return ChromaDecimator(for: uniforms.geometry).defined(in: outputs)
         }
     }
 

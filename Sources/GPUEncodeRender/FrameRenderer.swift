@@ -39,7 +39,7 @@ public final class FrameRenderer {
     private var nextRPU: DolbyVisionRPU?
     /// Baked colour (`BakeColour`): the fused passes' `filtered` as one 3D table lookup.
     var baked: BakedColour?
-    /// The CPU executions (`cpuPlanes`, `cpuBlocks`): no GL program draws; the CPU filters the planes.
+    /// The CPU executions (`cpuPlanes`, `cpuBlocks`, `cpuPlaneBlur`): no GL program draws; the CPU filters the planes.
     private var hostPlanes: HostPlanes?
     /// The peak (target-peak units) the last frame was tone-mapped with, when peaks are detected.
     var detectedPeak: Double? { detector?.peak }
@@ -114,7 +114,7 @@ public final class FrameRenderer {
             planes = []
             passes = graph.programs
             hostPlanes = HostPlanes(geometry: g, source: source, filters: graph.renderedFilters, clampsSource: !graph.transparent,
-                                    planeNative: execution == .cpuPlanes)
+                                    execution: execution, bands: 2)
             return
         }
         planes = FrameRenderer.sourceTextures(g, packed: packed)
@@ -142,7 +142,7 @@ public final class FrameRenderer {
         switch graph.execution {
         case .chain: try makeChainPrograms(inputs, writesNV12: writesNV12)
         case .planeBlur(let sigma, let radius): try makePlaneBlur(inputs, sigma: sigma, radius: radius)
-        case .cpuPlanes, .cpuBlocks: preconditionFailure("planned above")
+        case .cpuPlanes, .cpuBlocks, .cpuPlaneBlur: preconditionFailure("planned above")
         default: try makeFusedPrograms(inputs)
         }
         if keepsSignal, let target = nv12 ?? conversion.first?.target ?? fast.first?.target, !target.readsShorts {

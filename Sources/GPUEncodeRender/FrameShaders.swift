@@ -61,6 +61,30 @@ extension FrameRenderer {
 
     """
 
+    /// What every writer (a shader whose outputs are the output planes' codes) declares its outputs
+    /// and stores them with, so one generated source serves both target formats: 8-bit targets
+    /// (normalised, dithered for deep sources: `ditherGLSL`) or, with TEN_BIT_OUT defined (kept
+    /// HDR), RGBA16UI targets of 10-bit codes. `OUT4(location, name)` / `OUT1(location, name)`
+    /// declare a vec4 / float output; `STORE4(v)` / `STORE1(v)` is what is assigned to it. A value v
+    /// is code v · 1020 (the deep sources' scale, `sourceSampling16`: 10-bit 64 is 8-bit 16, so the
+    /// 8-bit colour matrices and offsets hold and an untouched sample comes back as itself),
+    /// rounded, no dither.
+    static let writerOutputGLSL = ditherGLSL + """
+    #ifdef TEN_BIT_OUT
+    #define OUT4(location_, name_) layout(location = location_) out uvec4 name_
+    #define OUT1(location_, name_) layout(location = location_) out uvec4 name_
+    uvec4 tenBitCode(vec4 v) { return uvec4(clamp(floor(v * 1020.0 + 0.5), 0.0, 1023.0)); }
+    #define STORE4(v) tenBitCode(v)
+    #define STORE1(v) uvec4(tenBitCode(vec4(v)).x, 0u, 0u, 0u)
+    #else
+    #define OUT4(location_, name_) layout(location = location_) out vec4 name_
+    #define OUT1(location_, name_) layout(location = location_) out float name_
+    #define STORE4(v) (v)
+    #define STORE1(v) (v)
+    #endif
+
+    """
+
     /// `glsl` (a whole shader) with the ordered dither on (`ditherGLSL`) when `on`.
     static func dithered(_ glsl: String, _ on: Bool) -> String {
         defining("DITHER", in: glsl, on)
@@ -105,16 +129,16 @@ extension FrameRenderer {
 
     /// Four horizontally adjacent output pixels per fragment: a quarter of the fragments, and the
     /// RGBA8 result is already the bytes of the Y plane.
-    static let directLumaMain = ditherGLSL + """
-    out vec4 fragColor;
+    static let directLumaMain = writerOutputGLSL + """
+    OUT4(0, fragColor);
     float lumaAt(vec2 o) {
         vec2 s = clamp(srcFromOut * o + srcOffset, vec2(0.5), lumaSize - 0.5);
         return (rgbToYuv * filtered(sourceAt(s), o / outSize).rgb).x + outOffset.x;
     }
     void main() {
         vec2 o = vec2(floor(gl_FragCoord.x) * 4.0 + 0.5, gl_FragCoord.y);
-        fragColor = DITHERED4(vec4(lumaAt(o), lumaAt(o + vec2(1.0, 0.0)), lumaAt(o + vec2(2.0, 0.0)), lumaAt(o + vec2(3.0, 0.0))),
-                              ivec2(int(gl_FragCoord.x) * 4, int(gl_FragCoord.y)));
+        fragColor = STORE4(DITHERED4(vec4(lumaAt(o), lumaAt(o + vec2(1.0, 0.0)), lumaAt(o + vec2(2.0, 0.0)), lumaAt(o + vec2(3.0, 0.0))),
+                                     ivec2(int(gl_FragCoord.x) * 4, int(gl_FragCoord.y))));
     }
     """
 
@@ -139,9 +163,9 @@ extension FrameRenderer {
     /// where the kernel across undoes the linear chroma upsampling (the only case the packed pass
     /// sees), so for linear filters the paths agree while this one reads 18 texture samples per
     /// chroma sample, not 60: llvmpipe's cost is in its texture reads.
-    static let directChromaMain = chromaTaps + ditherGLSL + """
-    layout(location = 0) out float cb;
-    layout(location = 1) out float cr;
+    static let directChromaMain = chromaTaps + writerOutputGLSL + """
+    OUT1(0, cb);
+    OUT1(1, cr);
     vec3 outerRow(int i, int y, ivec2 last) {
         vec2 o = vec2(float(2 * i) + 0.5, float(y) + 0.5);
         vec2 inside = vec2(o.x, float(clamp(y, 0, last.y)) + 0.5);
@@ -157,8 +181,8 @@ extension FrameRenderer {
     \([(0, "chromaH[2]"), (1, "chromaH[2]"), (-1, "2.0 * chromaH[0]"), (2, "2.0 * chromaH[0]")].map { "    inner += \($0.1) * filtered(sourceBetween(srcFromOut * vec2(float(2 * c.x + \($0.0)), top) + srcOffset), vec2(float(2 * c.x + \($0.0)), top) / outSize).rgb;" }.joined(separator: "\n"))
         vec3 rgb = 2.0 * chromaV[1] * inner + chromaV[0] * outerRow(c.x, 2 * c.y - 1, last) + chromaV[3] * outerRow(c.x, 2 * c.y + 2, last);
         vec3 yuv = rgbToYuv * rgb + outOffset;
-        cb = DITHERED(yuv.y, c + ivec2(4, 0));
-        cr = DITHERED(yuv.z, c + ivec2(0, 4));
+        cb = STORE1(DITHERED(yuv.y, c + ivec2(4, 0)));
+        cr = STORE1(DITHERED(yuv.z, c + ivec2(0, 4)));
     }
     """
 
@@ -276,7 +300,6 @@ extension FrameRenderer {
     uniform int nv12ChromaWord;
     uniform ivec2 blockCount;
     #endif
-    // (One main, whichever the stage: `tenBitOutputs` wraps a writer's main.)
     void main() {
     #ifdef COMPUTE
         ivec2 b = blockCoord();
@@ -392,7 +415,7 @@ extension FrameRenderer {
     /// then row 2m+2). Eight Y samples go to two RGBA8 targets (even and odd rows: the plane's
     /// bytes), and the two left-sited chroma samples (`chromaTaps`) as one CbCr texel. Needs
     /// `rgbToYuv` and `outOffset`.
-    static let nv12Block = chromaTaps + ditherGLSL + """
+    static let nv12Block = chromaTaps + writerOutputGLSL + """
     #ifdef COMPUTE
     // The compute pass (`asCompute`): one invocation per block; `computeMain` stores these.
     vec4 yEven;
@@ -400,9 +423,9 @@ extension FrameRenderer {
     vec4 cbcr;
     ivec2 blockCoord() { return ivec2(gl_GlobalInvocationID.xy); }
     #else
-    layout(location = 0) out vec4 yEven;
-    layout(location = 1) out vec4 yOdd;
-    layout(location = 2) out vec4 cbcr;
+    OUT4(0, yEven);
+    OUT4(1, yOdd);
+    OUT4(2, cbcr);
     ivec2 blockCoord() { return ivec2(gl_FragCoord.xy); }
     #endif
     // (Written out without loops: llvmpipe is much slower at array indices it cannot resolve.)
@@ -410,15 +433,15 @@ extension FrameRenderer {
     void writeSamples(vec3 inner[14], vec3 a, vec3 b) {
         vec3 lumaRow = vec3(rgbToYuv[0][0], rgbToYuv[1][0], rgbToYuv[2][0]);
         ivec2 block = blockCoord();
-        yEven = DITHERED4(vec4(dot(lumaRow, inner[2]), dot(lumaRow, inner[3]), dot(lumaRow, inner[4]), dot(lumaRow, inner[5])) + outOffset.x,
-                          ivec2(4 * block.x, 2 * block.y));
-        yOdd = DITHERED4(vec4(dot(lumaRow, inner[9]), dot(lumaRow, inner[10]), dot(lumaRow, inner[11]), dot(lumaRow, inner[12])) + outOffset.x,
-                         ivec2(4 * block.x, 2 * block.y + 1));
+        yEven = STORE4(DITHERED4(vec4(dot(lumaRow, inner[2]), dot(lumaRow, inner[3]), dot(lumaRow, inner[4]), dot(lumaRow, inner[5])) + outOffset.x,
+                                 ivec2(4 * block.x, 2 * block.y)));
+        yOdd = STORE4(DITHERED4(vec4(dot(lumaRow, inner[9]), dot(lumaRow, inner[10]), dot(lumaRow, inner[11]), dot(lumaRow, inner[12])) + outOffset.x,
+                                ivec2(4 * block.x, 2 * block.y + 1)));
         vec3 c0 = rgbToYuv * a + outOffset;
         vec3 c1 = rgbToYuv * b + outOffset;
         ivec2 chroma = ivec2(2 * block.x, block.y);
-        cbcr = vec4(DITHERED(c0.y, chroma + ivec2(4, 0)), DITHERED(c0.z, chroma + ivec2(0, 4)),
-                    DITHERED(c1.y, chroma + ivec2(5, 0)), DITHERED(c1.z, chroma + ivec2(1, 4)));
+        cbcr = STORE4(vec4(DITHERED(c0.y, chroma + ivec2(4, 0)), DITHERED(c0.z, chroma + ivec2(0, 4)),
+                           DITHERED(c1.y, chroma + ivec2(5, 0)), DITHERED(c1.z, chroma + ivec2(1, 4))));
     }
     void writeBlock(vec3 inner[14], vec3 outer[4]) {
         vec3 c[7] = vec3[7](inner[0] + inner[7], inner[1] + inner[8], inner[2] + inner[9], inner[3] + inner[10],
@@ -440,14 +463,14 @@ extension FrameRenderer {
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
 
-    """ + lightGLSL + ditherGLSL + """
-    out float y;
+    """ + lightGLSL + writerOutputGLSL + """
+    OUT1(0, y);
     void main() {
         vec3 rgb = texelFetch(rgbaTex, ivec2(gl_FragCoord.xy), 0).rgb;
     #ifdef LINEAR_LIGHT
         rgb = fromLinear(rgb);
     #endif
-        y = DITHERED((rgbToYuv * rgb).x + outOffset.x, ivec2(gl_FragCoord.xy));
+        y = STORE1(DITHERED((rgbToYuv * rgb).x + outOffset.x, ivec2(gl_FragCoord.xy)));
     }
     """
 
@@ -460,9 +483,9 @@ extension FrameRenderer {
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
     uniform ivec2 rgbaMax;
-    """ + "\n" + lightGLSL + chromaTaps + ditherGLSL + """
-    layout(location = 0) out float cb;
-    layout(location = 1) out float cr;
+    """ + "\n" + lightGLSL + chromaTaps + writerOutputGLSL + """
+    OUT1(0, cb);
+    OUT1(1, cr);
     void main() {
         ivec2 c = ivec2(gl_FragCoord.xy);
         vec3 rgb = vec3(0.0);
@@ -477,8 +500,8 @@ extension FrameRenderer {
             }
         }
         vec3 yuv = rgbToYuv * rgb + outOffset;
-        cb = DITHERED(yuv.y, c + ivec2(4, 0));
-        cr = DITHERED(yuv.z, c + ivec2(0, 4));
+        cb = STORE1(DITHERED(yuv.y, c + ivec2(4, 0)));
+        cr = STORE1(DITHERED(yuv.z, c + ivec2(0, 4)));
     }
     """
 
@@ -491,53 +514,14 @@ extension FrameRenderer {
     uniform highp sampler2D chromaTex;
     uniform mat3 rgbToYuv;
     uniform vec3 outOffset;
-    """ + "\n" + ditherGLSL + """
-    layout(location = 0) out float cb;
-    layout(location = 1) out float cr;
+    """ + "\n" + writerOutputGLSL + """
+    OUT1(0, cb);
+    OUT1(1, cr);
     void main() {
         ivec2 c = ivec2(gl_FragCoord.xy);
         vec3 yuv = rgbToYuv * texelFetch(chromaTex, c, 0).rgb + outOffset;
-        cb = DITHERED(yuv.y, c + ivec2(4, 0));
-        cr = DITHERED(yuv.z, c + ivec2(0, 4));
+        cb = STORE1(DITHERED(yuv.y, c + ivec2(4, 0)));
+        cr = STORE1(DITHERED(yuv.z, c + ivec2(0, 4)));
     }
     """
-}
-
-// MARK: 10-bit outputs (kept HDR)
-
-extension FrameRenderer {
-    /// `glsl` (a whole writer shader: the fused passes, or a conversion at the end of a chain) with
-    /// 10-bit outputs instead of 8-bit ones, for kept HDR. The shader itself is untouched, so the
-    /// 8-bit writers stay as they are: each of its `out vec4 NAME;` / `out float NAME;` becomes a
-    /// plain global of that name, its `main` becomes `main8`, and a new `main` runs it and writes
-    /// the globals to RGBA16UI targets as 10-bit codes. A value v is code v · 1020 (the deep
-    /// sources' scale, `sourceSampling16`: 10-bit 64 is 8-bit 16, so the 8-bit colour matrices
-    /// and offsets hold and an untouched sample comes back as itself), rounded, no dither.
-    static func tenBitOutputs(_ glsl: String) -> String {
-        var body = glsl
-        var outputs: [(name: String, vector: Bool)] = []
-        var declarations = ""
-        let pattern = #/(?:layout\(location = (\d)\) )?out (vec4|float) (\w+);\n/#
-        for match in glsl.matches(of: pattern) {
-            let location = match.output.1.map { Int($0)! } ?? 0
-            let name = String(match.output.3)
-            let vector = match.output.2 == "vec4"
-            outputs.append((name, vector))
-            body = body.replacing(String(match.output.0), with: "\(vector ? "vec4" : "float") \(name);\n")
-            declarations += "layout(location = \(location)) out uvec4 \(name)Code;\n"
-        }
-        precondition(!outputs.isEmpty && body.ranges(of: "void main() {").count == 1, "a writer shader has outputs and one main")
-        body = body.replacing("void main() {", with: "void main8() {")
-        let writes = outputs.map { o in
-            o.vector ? "    \(o.name)Code = tenBitCode(\(o.name));" : "    \(o.name)Code = uvec4(tenBitCode(vec4(\(o.name))).x, 0u, 0u, 0u);"
-        }
-        return body + "\n" + declarations + """
-        uvec4 tenBitCode(vec4 v) { return uvec4(clamp(floor(v * 1020.0 + 0.5), 0.0, 1023.0)); }
-        void main() {
-            main8();
-        \(writes.joined(separator: "\n"))
-        }
-
-        """
-    }
 }

@@ -1,26 +1,41 @@
+import Dispatch
 import GPUEncodeCore
 import GPUEncodeCPUKernels
 import GPUEncodeFilters
 
-/// The CPU executions (`RunOnCPU`): the frame renderer's block pass run by a CPU kernel, from the
-/// source planes straight into the output planes (NV12 or three planes): `PlaneNativeKernel` for
-/// the plane-native pass, `ReferenceBlockKernel` for the reference's. The kernel gets the same
-/// matrices, clamp and chroma taps the shaders get (`FrameUniforms`, `ChromaDecimator`), and each
-/// filter's map or tables at the frame's time, rebuilt only when a keyframed value moves.
+/// The CPU executions (`RunOnCPU`): the frame renderer's block pass or plane blur run by a CPU
+/// kernel, from the source planes straight into the output planes (NV12 or three planes):
+/// `PlaneNativeKernel` for the plane-native pass, `ReferenceBlockKernel` for the reference's,
+/// `GridBlurKernel` for the plane blur. A block kernel gets the same matrices, clamp and chroma taps
+/// the shaders get (`FrameUniforms`, `ChromaDecimator`), and each filter's map or tables at the
+/// frame's time, rebuilt only when a keyframed value moves; the blur gets the plane blur's taps.
 final class HostPlanes {
     private enum Kernel {
         case planeNative(PlaneNativeKernel)
         case reference(ReferenceBlockKernel)
+        case gridBlur(GridBlurKernel)
     }
 
-    private let kernel: Kernel
+    /// One kernel per band of rows (a block kernel's scratch is its own), run side by side.
+    private let kernels: [Kernel]
     private let filters: [FilterInstance]
     private let animated: Bool
     private var opsTime: Double = 0
     private let width: Int
     private let height: Int
 
-    init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], clampsSource: Bool, planeNative: Bool) {
+    /// `bands`: how many threads share a block kernel's rows (the blur runs in one).
+    init(geometry g: RenderGeometry, source: YUVColorSpace, filters: [FilterInstance], clampsSource: Bool, execution: RenderExecution,
+         bands: Int = 1) {
+        (width, height) = (g.sourceWidth, g.sourceHeight)
+        if case .cpuPlaneBlur(let sigma, let radius) = execution {
+            // Luma with sigma, chroma (half the resolution) with half of it, as `PlaneBlur`; the
+            // blur's parameters are fixed (RunOnCPU takes no keyframed one).
+            (self.filters, animated) = ([], false)
+            kernels = [.gridBlur(GridBlurKernel(luma: PlaneBlurKernel(sigma: sigma, radius: radius).half.map(Float.init),
+                                              chroma: PlaneBlurKernel(sigma: sigma / 2, radius: (radius + 1) / 2).half.map(Float.init)))]
+            return
+        }
         let toRGB = source.toRGB(), fromRGB = YUVColorSpace(matrix: .bt709, fullRange: false).fromRGB()
         let decimator = ChromaDecimator(for: g)
         self.filters = filters
@@ -29,8 +44,9 @@ final class HostPlanes {
                                                 ops: HostPlanes.ops(filters, at: 0),
                                                 toYCbCr: AffineMap3(rows: fromRGB.rows, offset: fromRGB.offset),
                                                 across: decimator.across.map(Float.init), down: decimator.down.map(Float.init))
-        kernel = planeNative ? .planeNative(PlaneNativeKernel(description)) : .reference(ReferenceBlockKernel(description))
-        (width, height) = (g.sourceWidth, g.sourceHeight)
+        kernels = (0..<max(1, min(bands, g.sourceHeight / 2))).map { _ in
+            execution == .cpuPlanes ? .planeNative(PlaneNativeKernel(description)) : .reference(ReferenceBlockKernel(description))
+        }
     }
 
     /// Each filter as the kernels take it at `time` (RunOnCPU planned only filters that have a form).
@@ -53,9 +69,12 @@ final class HostPlanes {
         precondition(source[1].stride == source[2].stride, "Cb and Cr rows of one length")
         if animated && time != opsTime {
             let ops = HostPlanes.ops(filters, at: time)
-            switch kernel {
-            case .planeNative(let k): k.setOps(ops)
-            case .reference(let k): k.setOps(ops)
+            for kernel in kernels {
+                switch kernel {
+                case .planeNative(let k): k.setOps(ops)
+                case .reference(let k): k.setOps(ops)
+                case .gridBlur: break
+                }
             }
             opsTime = time
         }
@@ -64,9 +83,16 @@ final class HostPlanes {
         let nv12 = output.count == 2
         let out = PlanePointers(y: output[0].data, yStride: output[0].stride, cb: output[1].data,
                                 cr: nv12 ? output[1].data + 1 : output[2].data, chromaStride: output[1].stride, chromaStep: nv12 ? 2 : 1)
-        switch kernel {
-        case .planeNative(let k): k.run(input, into: out, width: width, height: height)
-        case .reference(let k): k.run(input, into: out, width: width, height: height)
+        let (w, h, count) = (width, height, kernels.count)
+        let run = { [kernels] (band: Int) in
+            // Whole chroma rows, in order: band i takes rows i * n / count ..< (i + 1) * n / count.
+            let rows = (band * (h / 2) / count)..<((band + 1) * (h / 2) / count)
+            switch kernels[band] {
+            case .planeNative(let k): k.run(input, into: out, width: w, height: h, rows: rows)
+            case .reference(let k): k.run(input, into: out, width: w, height: h, rows: rows)
+            case .gridBlur(let k): k.run(input, into: out, width: w, height: h)
+            }
         }
+        if count == 1 { run(0) } else { DispatchQueue.concurrentPerform(iterations: count, execute: run) }
     }
 }

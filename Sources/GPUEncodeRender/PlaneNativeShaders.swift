@@ -11,7 +11,7 @@ import GPUEncodeFilters
 /// same chroma; for others they differ where the picture is not smooth, by the chain's curvature
 /// over the kernel's 5x4 neighbourhood (`applies` keeps the chains that stay within the accuracy bar).
 /// It keeps the reference's 4x2 blocks and NV12 targets, so its transfers, compute variant and
-/// 10-bit outputs (`FrameRenderer.tenBitOutputs`) are the same.
+/// 10-bit outputs (`FrameRenderer.writerOutputGLSL`) are the same.
 enum PlaneNativeShaders {
     /// Whether the fused direct path of a run with these options and this chain uses the
     /// plane-native writers. One small function so a compiler pass (with a cost model) can own it.

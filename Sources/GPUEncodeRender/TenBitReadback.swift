@@ -1,7 +1,7 @@
 import CEGL
 import Glibc
 
-// Reading 10-bit outputs back (kept HDR, `FrameShaders.tenBitOutputs`): RGBA16UI targets of 10-bit
+// Reading 10-bit outputs back (kept HDR, `FrameRenderer.writerOutputGLSL`): RGBA16UI targets of 10-bit
 // codes, read as GL_RGBA_INTEGER/GL_UNSIGNED_SHORT (the implementation's read format for them on
 // Mesa and NVIDIA; checked when the renderer is made), into the 16-bit little-endian planes of a
 // yuv420p10le frame. The 8-bit readbacks (ShaderProgram.swift) are not involved.

@@ -155,13 +155,28 @@ final class RenderGraphTests: FilterTestCase {
         XCTAssertEqual(try compiled(job([try filter("hue")]), CompileOptions(cpuKernels: false)).graph.execution, .packedBlocks,
                        "a look outside the plane-native set keeps the reference's block")
         let blur = try filter("gaussianBlur", ["sigma": .float(8)])
-        let r = try compiled(job([blur]))
+        let r = try compiled(job([blur]), CompileOptions(cpuKernels: false))
         XCTAssertEqual(r.graph.execution, RenderExecution.planeBlur(sigma: 8, radius: 24))
         let list = nodes(r, after: "blur on planes")
         XCTAssertLessThan(list.firstIndex { $0.hasPrefix("filter 1: gaussianBlur") }!, list.firstIndex { $0.hasPrefix("Y'CbCr to R'G'B'") }!, "\(list)")
         XCTAssertEqual(r.graph.programs.count, 4)
         XCTAssertEqual(try compiled(job([blur]), .reference).graph.execution, .chain)
         XCTAssertEqual(try compiled(job([blur], bits: 10)).graph.execution, .chain, "10-bit sources keep the RGBA chain")
+        // The plane blur on the CPU where the kernels run: the same grid, no GL program.
+        let cpu = try compiled(job([blur]))
+        XCTAssertEqual(cpu.graph.execution, RenderExecution.cpuPlaneBlur(sigma: 8, radius: 24))
+        XCTAssertEqual(cpu.graph.programs.count, 1)
+        XCTAssertTrue(cpu.graph.programs[0].hasPrefix("on the CPU: source Y'CbCr, gaussianBlur (sigma 8; chroma 4)"), cpu.graph.programs[0])
+        XCTAssertTrue(cpu.graph.notes.contains { $0.hasPrefix("on the CPU: estimated") }, "\(cpu.graph.notes)")
+        let noKernels = try compiled(job([blur], cost: CostModel.software.withHostKernels(false))).graph
+        XCTAssertEqual(noKernels.execution, RenderExecution.planeBlur(sigma: 8, radius: 24))
+        XCTAssertTrue(noKernels.notes.contains { $0.hasPrefix("on the CPU: no, this CPU cannot run the kernels") }, "\(noKernels.notes)")
+        let moving = try filter("gaussianBlur", ["sigma": .animated(Keyframes(times: [0, 2], values: [.float(8), .float(12)], easing: .linear))])
+        let keyframed = try compiled(job([moving])).graph
+        if case .planeBlur = keyframed.execution {
+            XCTAssertTrue(keyframed.notes.contains { $0.hasPrefix("on the CPU: no, the blur is keyframed") }, "\(keyframed.notes)")
+        }
+        XCTAssertFalse(keyframed.execution?.runsOnCPU ?? false, "a keyframed blur stays on the renderer")
         // On a GPU the blur on planes measured 2.1x the chain's time (H100): the chain stays.
         XCTAssertEqual(try compiled(job([blur], cost: .hardware)).graph.execution, .chain)
     }

@@ -10,15 +10,19 @@ import XCTest
 /// shaders (llvmpipe's default) or as compute shaders writing into the read buffer (hardware GPUs'
 /// default, forced with GPUENCODE_COMPUTE). All must write the same file: byte for byte in MP4; packet for packet in
 /// Matroska, whose muxer writes a random segment UID. ffprobe/ffmpeg judge the rest: every input
-/// frame is there, and the audio is the input's, packet for packet.
+/// frame is there, and the audio is the input's, packet for packet. Where the plan runs on the CPU
+/// kernels (llvmpipe's choice for sepia and the blur) there is no transfer: those runs are kept off
+/// the kernels (GPUENCODE_CPU_KERNELS=0), and the kernels' own two schedules must agree as well.
 final class DeterminismTests: GPUEncodeTestCase {
     private struct Variant {
         var transfer: String
         var deterministic: Bool
         /// More of the environment the CLI reads (TransferOptions).
         var more: [String: String] = [:]
+        /// The CPU kernels allowed (compared with the other such runs only).
+        var cpu = false
         var name: String {
-            "\(transfer)-\(deterministic ? "deterministic" : "pipelined")" + more.sorted { $0.key < $1.key }.map { "-\($0.value)" }.joined()
+            "\(cpu ? "cpu" : transfer)-\(deterministic ? "deterministic" : "pipelined")" + more.sorted { $0.key < $1.key }.map { "-\($0.value)" }.joined()
         }
     }
 
@@ -26,7 +30,8 @@ final class DeterminismTests: GPUEncodeTestCase {
                                    Variant(transfer: "pbo", deterministic: false), Variant(transfer: "pbo", deterministic: true),
                                    Variant(transfer: "pbo", deterministic: false, more: ["GPUENCODE_COMPUTE": "1"]),
                                    Variant(transfer: "pbo", deterministic: false,
-                                           more: ["GPUENCODE_COMPUTE": "1", "GPUENCODE_MAPPING": "mapped", "GPUENCODE_DEPTH": "2"])]
+                                           more: ["GPUENCODE_COMPUTE": "1", "GPUENCODE_MAPPING": "mapped", "GPUENCODE_DEPTH": "2"]),
+                                   Variant(transfer: "client", deterministic: false, cpu: true), Variant(transfer: "client", deterministic: true, cpu: true)]
 
     /// Two seconds of testsrc2 with AAC audio and B-frames (so decode order is not display order).
     private func clipWithAudio() throws -> URL {
@@ -42,10 +47,17 @@ final class DeterminismTests: GPUEncodeTestCase {
             let output = scratch("\(URL(fileURLWithPath: preset).deletingPathExtension().lastPathComponent)-\(variant.name).\(ext)")
             var arguments = [input.path, output.path, "--preset", preset, "--x264-preset", "veryfast"] + extra
             if variant.deterministic { arguments.append("--deterministic") }
-            let result = try gpuencode(arguments, environment: variant.more.merging(["GPUENCODE_TRANSFER": variant.transfer]) { $1 })
+            let settings = ["GPUENCODE_TRANSFER": variant.transfer, "GPUENCODE_CPU_KERNELS": variant.cpu ? "1" : "0"]
+            let result = try gpuencode(arguments, environment: variant.more.merging(settings) { $1 })
             XCTAssertEqual(result.status, 0, "\(preset) \(variant.name): \(result.summary)", file: file, line: line)
             return (variant, output, result.stdout)
         }
+    }
+
+    /// The run `run` is held to: the first of the runs with the CPU kernels allowed as in `run`.
+    private func reference(_ runs: [(variant: Variant, output: URL, stdout: String)], for run: (variant: Variant, output: URL, stdout: String))
+        -> (variant: Variant, output: URL, stdout: String) {
+        runs.first { $0.variant.cpu == run.variant.cpu }!
     }
 
     /// Every packet of every stream with its timestamps, as ffmpeg's framemd5 lists them.
@@ -61,16 +73,16 @@ final class DeterminismTests: GPUEncodeTestCase {
     }
 
     /// sepia: the fused single pass, which writes NV12 (the path pixel buffers serve); heavyblur:
-    /// a chain of passes through textures ending in the NV12 conversion.
+    /// the plane blur's passes ending in the NV12 writer; both also on the CPU kernels.
     func testSchedulesAndTransferPathsWriteTheSameMP4() throws {
         let input = try clipWithAudio()
         for preset in ["sepia", "heavyblur"] {
             let runs = try runVariants(input, preset: preset, ext: "mp4")
-            let reference = try Data(contentsOf: runs[0].output)
-            XCTAssertGreaterThan(reference.count, 10_000)
+            XCTAssertGreaterThan(try Data(contentsOf: runs[0].output).count, 10_000)
             for run in runs.dropFirst() {
-                let data = try Data(contentsOf: run.output)
-                XCTAssertTrue(data == reference, "\(preset): \(run.variant.name) (\(data.count) bytes) differs from \(runs[0].variant.name) (\(reference.count) bytes)")
+                let first = reference(runs, for: run)
+                let (data, expected) = (try Data(contentsOf: run.output), try Data(contentsOf: first.output))
+                XCTAssertTrue(data == expected, "\(preset): \(run.variant.name) (\(data.count) bytes) differs from \(first.variant.name) (\(expected.count) bytes)")
             }
             try assertKeepsFramesAndAudio(runs[0].output, of: input, preset)
         }
@@ -80,10 +92,10 @@ final class DeterminismTests: GPUEncodeTestCase {
         let input = try clipWithAudio()
         for preset in ["sepia", "heavyblur"] {
             let runs = try runVariants(input, preset: preset, ext: "mkv")
-            let reference = try packets(runs[0].output)
-            XCTAssertGreaterThan(reference.split(separator: "\n").count, 100, "\(preset): video and audio packets")
+            XCTAssertGreaterThan(try packets(runs[0].output).split(separator: "\n").count, 100, "\(preset): video and audio packets")
             for run in runs.dropFirst() {
-                XCTAssertEqual(try packets(run.output), reference, "\(preset): \(run.variant.name) against \(runs[0].variant.name)")
+                let first = reference(runs, for: run)
+                XCTAssertEqual(try packets(run.output), try packets(first.output), "\(preset): \(run.variant.name) against \(first.variant.name)")
             }
             try assertKeepsFramesAndAudio(runs[0].output, of: input, preset)
         }
@@ -94,9 +106,9 @@ final class DeterminismTests: GPUEncodeTestCase {
     func testRotatedClipIsTheSameOnEveryPath() throws {
         let input = try Paths.media("iphone4s_h264_aac_rot90_2s.mov")
         let runs = try runVariants(input, preset: "grayscale", ext: "mp4")
-        let reference = try Data(contentsOf: runs[0].output)
         for run in runs.dropFirst() {
-            XCTAssertTrue(try Data(contentsOf: run.output) == reference, "\(run.variant.name) differs from \(runs[0].variant.name)")
+            let first = reference(runs, for: run)
+            XCTAssertTrue(try Data(contentsOf: run.output) == (try Data(contentsOf: first.output)), "\(run.variant.name) differs from \(first.variant.name)")
         }
         try assertKeepsFramesAndAudio(runs[0].output, of: input, "rotated")
     }
@@ -115,10 +127,9 @@ final class DeterminismTests: GPUEncodeTestCase {
         for (i, line) in lines.enumerated() { XCTAssertTrue(line.hasPrefix("frame=\(i) time="), String(line)) }
         // testsrc2 moves, so the measurements change along the clip: a line out of place shows.
         XCTAssertGreaterThan(Set(lines.map { $0.split(separator: " ").last! }).count, 5)
-        let reference = try Data(contentsOf: runs[0].output)
         for run in runs.dropFirst() {
             XCTAssertEqual(run.stdout, runs[0].stdout, "\(run.variant.name) printed other measurements")
-            XCTAssertTrue(try Data(contentsOf: run.output) == reference, "\(run.variant.name) wrote another file")
+            XCTAssertTrue(try Data(contentsOf: run.output) == (try Data(contentsOf: reference(runs, for: run).output)), "\(run.variant.name) wrote another file")
         }
     }
 }

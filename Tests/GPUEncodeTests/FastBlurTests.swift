@@ -7,8 +7,13 @@ import XCTest
 /// Cb and Cr with sigma 4 (radius 12) at chroma resolution, normalised, clamped to the edge; BT.709
 /// limited in and out, so the output's planes are those blurred planes. Within 3 code values
 /// everywhere, borders included; against `--no-optimize` (the reference) >= 50 dB on a real clip.
-/// Outputs are lossless x264 (crf 0), so what is compared is the renderer's own output.
+/// Outputs are lossless x264 (crf 0), so what is compared is the renderer's own output. Each check
+/// runs the plane blur as the renderer draws it (pbo and client transfers, the CPU kernels kept
+/// off) and as the CPU kernel computes it (`GridBlurKernel`, which the cost model picks on llvmpipe).
 final class FastBlurTests: GPUEncodeTestCase {
+    /// The renderer's two transfers, and the CPU kernel.
+    static let runs = ["pbo", "client", "cpu"]
+
     static let oracle = #"""
     import sys, json, numpy as np
     src, out, w, h = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -35,13 +40,21 @@ final class FastBlurTests: GPUEncodeTestCase {
         guard (try? Oracle.run("python3", ["-c", "import numpy"]))?.status == 0 else { throw XCTSkip("needs python3 with numpy") }
     }
 
-    /// heavyblur of `input`'s first frame (`--to 0.1`) into `name`.mkv, losslessly.
+    /// heavyblur of `input`'s first frame (`--to 0.1`) into `name`.mkv, losslessly; `transfer` one of
+    /// `runs` ("cpu": the CPU kernels allowed, else kept off).
     func heavyblur(_ input: URL, _ name: String, arguments: [String] = [], transfer: String = "pbo") throws -> (URL, ProcessResult) {
         let output = scratch("\(name).mkv")
+        let settings = ["GPUENCODE_TRANSFER": transfer == "cpu" ? "client" : transfer, "GPUENCODE_CPU_KERNELS": transfer == "cpu" ? "1" : "0"]
         let result = try gpuencode([input.path, output.path, "--preset", "heavyblur", "--crf", "0", "--to", "0.1", "-y", "-v"] + arguments,
-                                   environment: ProcessInfo.processInfo.environment.merging(["GPUENCODE_TRANSFER": transfer]) { $1 })
+                                   environment: ProcessInfo.processInfo.environment.merging(settings) { $1 })
         XCTAssertEqual(result.status, 0, "\(name): \(result.stderr)")
         return (output, result)
+    }
+
+    /// Whether the run drew the plane blur (its first pass's line) or the CPU kernel computed it.
+    func ranPlaneBlur(_ result: ProcessResult, transfer: String) -> Bool {
+        transfer == "cpu" ? result.stderr.contains("on the CPU: source Y'CbCr, gaussianBlur (sigma 8; chroma 4) on a grid")
+            && result.stderr.contains("GPU: none made") : result.stderr.contains("plane-native")
     }
 
     /// Largest |ours - exact| per plane (Y, Cb, Cr) over the first frame.
@@ -66,9 +79,9 @@ final class FastBlurTests: GPUEncodeTestCase {
             let input = scratch("pattern\(height).mkv")
             try Oracle.makeClip(input, seconds: 0.12, size: "\(width)x\(height)", audio: false,
                                 videoArguments: ["-c:v", "ffv1", "-pix_fmt", "yuv420p"] + tags)
-            for transfer in ["pbo", "client"] {
+            for transfer in FastBlurTests.runs {
                 let (output, result) = try heavyblur(input, "pattern\(height)-\(transfer)", transfer: transfer)
-                XCTAssertTrue(result.stderr.contains("plane-native"), "\(height)p \(transfer): the plane blur did not run: \(result.stderr)")
+                XCTAssertTrue(ranPlaneBlur(result, transfer: transfer), "\(height)p \(transfer): the plane blur did not run: \(result.stderr)")
                 let e = try errors(input, output, width: width, height: height)
                 print("plane blur testsrc2 \(height)p \(transfer): Y \(e[0]), Cb \(e[1]), Cr \(e[2])")
                 XCTAssertLessThanOrEqual(e.max()!, 3, "\(height)p \(transfer): Y, Cb, Cr \(e)")
@@ -81,19 +94,21 @@ final class FastBlurTests: GPUEncodeTestCase {
     func testPlaneBlurOnARealClipMatchesTheExactGaussianAndTheReference() throws {
         try requireNumpy()
         let clip = try Paths.media("h264_aac_360p_rooftop_17s.mp4")
-        for transfer in ["pbo", "client"] {
+        for transfer in FastBlurTests.runs {
             let (output, result) = try heavyblur(clip, "rooftop-\(transfer)", transfer: transfer)
-            XCTAssertTrue(result.stderr.contains("plane-native"), "\(transfer): the plane blur did not run")
+            XCTAssertTrue(ranPlaneBlur(result, transfer: transfer), "\(transfer): the plane blur did not run")
             let e = try errors(clip, output, width: 640, height: 360)
             print("plane blur rooftop \(transfer): Y \(e[0]), Cb \(e[1]), Cr \(e[2])")
             XCTAssertLessThanOrEqual(e.max()!, 3, "rooftop \(transfer): Y, Cb, Cr \(e)")
         }
-        let (fast, _) = try heavyblur(clip, "rooftop-fast", arguments: ["--to", "1"])
         let (reference, referenceRun) = try heavyblur(clip, "rooftop-reference", arguments: ["--to", "1", "--no-optimize"])
         XCTAssertFalse(referenceRun.stderr.contains("plane-native"), "--no-optimize must keep the R'G'B' blur")
-        let psnr = try Oracle.psnr(fast, reference)
-        print("plane blur rooftop against --no-optimize: \(psnr) dB")
-        XCTAssertGreaterThanOrEqual(psnr, 50)
+        for transfer in ["pbo", "cpu"] {
+            let (fast, _) = try heavyblur(clip, "rooftop-fast-\(transfer)", arguments: ["--to", "1"], transfer: transfer)
+            let psnr = try Oracle.psnr(fast, reference)
+            print("plane blur rooftop (\(transfer)) against --no-optimize: \(psnr) dB")
+            XCTAssertGreaterThanOrEqual(psnr, 50, transfer)
+        }
     }
 
     /// Sources the plane blur does not take keep the reference plan, byte for byte: 10-bit (it
@@ -103,8 +118,8 @@ final class FastBlurTests: GPUEncodeTestCase {
         try Oracle.makeClip(ten, seconds: 0.12, size: "640x360", audio: false, videoArguments: ["-c:v", "ffv1", "-pix_fmt", "yuv420p10le"])
         try Oracle.makeClip(narrow, seconds: 0.12, size: "644x360", audio: false, videoArguments: ["-c:v", "ffv1", "-pix_fmt", "yuv420p"])
         for (input, name) in [(ten, "ten"), (narrow, "narrow")] {
-            let (fast, run) = try heavyblur(input, "\(name)-fast")
-            XCTAssertFalse(run.stderr.contains("plane-native"), "\(name): \(run.stderr)")
+            let (fast, run) = try heavyblur(input, "\(name)-fast", transfer: "cpu")
+            XCTAssertFalse(run.stderr.contains("plane-native") || run.stderr.contains("on the CPU: source"), "\(name): \(run.stderr)")
             let (reference, _) = try heavyblur(input, "\(name)-reference", arguments: ["--no-optimize"])
             XCTAssertEqual(try Oracle.planePSNR(fast, reference), [99, 99, 99], name)
         }

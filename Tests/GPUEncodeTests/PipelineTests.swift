@@ -174,9 +174,9 @@ final class GPUSelectionTests: GPUEncodeTestCase {
     func testVerboseNamesTheRenderer() throws {
         let input = scratch("in.mp4")
         try Oracle.makeClip(input, seconds: 0.2)
-        // (heavyblur samples its neighbours, so a software renderer draws it: sepia would run on
-        // the CPU kernels, and no context would be made.)
-        let result = try gpuencode([input.path, scratch("out.mp4").path, "--preset", "heavyblur", "--gpu", "software", "-v"])
+        // (pixellate samples its neighbours, so a software renderer draws it: sepia and the large
+        // blur would run on the CPU kernels, and no context would be made.)
+        let result = try gpuencode([input.path, scratch("out.mp4").path, "--preset", "pixellate", "--gpu", "software", "-v"])
         XCTAssertEqual(result.status, 0, result.summary)
         let line = result.stderrLines.first { $0.contains("GPU: ") }
         XCTAssertNotNil(line, result.stderr)
@@ -226,13 +226,14 @@ extension PipelineTests {
     /// hardware default, forced here with GPUENCODE_COMPUTE=1): the same bytes again.
     func testPixelBufferTransfersMatchClientMemory() throws {
         let input = try Paths.media("h264_aac_1080p_deer_1s.mp4")
-        // sepia: the fused single pass; heavyblur: a chain of passes ending in the NV12 conversion.
+        // sepia: the fused single pass; heavyblur: the plane blur's passes ending in the NV12 writer
+        // (both kept off the CPU kernels, which llvmpipe's cost model would pick).
         for preset in ["sepia", "heavyblur"] {
             var digests: [String] = []
             for (mode, compute) in [("pbo", "0"), ("pbo", "1"), ("client", "0")] {
                 let output = scratch("\(mode)-\(compute).mkv")
                 let result = try gpuencode([input.path, output.path, "--preset", preset, "--crf", "0", "--x264-preset", "ultrafast", "-y"],
-                                           environment: ["GPUENCODE_TRANSFER": mode, "GPUENCODE_COMPUTE": compute])
+                                           environment: ["GPUENCODE_TRANSFER": mode, "GPUENCODE_COMPUTE": compute, "GPUENCODE_CPU_KERNELS": "0"])
                 XCTAssertEqual(result.status, 0, "\(preset) \(mode): \(result.stderr)")
                 digests.append(try Oracle.runChecked("ffmpeg", ["-nostdin", "-v", "error", "-i", output.path, "-map", "0:v", "-f", "framemd5", "-"])
                     .stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n"))
@@ -283,7 +284,7 @@ final class ComputePassTests: GPUEncodeTestCase {
             for (transfer, compute) in [("client", "0"), ("pbo", "1")] {
                 let output = scratch("\(name.replacingOccurrences(of: " ", with: "-"))-\(transfer).mkv")
                 let r = try gpuencode([input.path, output.path, "--crf", "0", "--x264-preset", "ultrafast", "-y"] + arguments,
-                                      environment: ["GPUENCODE_TRANSFER": transfer, "GPUENCODE_COMPUTE": compute])
+                                      environment: ["GPUENCODE_TRANSFER": transfer, "GPUENCODE_COMPUTE": compute, "GPUENCODE_CPU_KERNELS": "0"])
                 XCTAssertEqual(r.status, 0, "\(name) \(transfer): \(r.summary)")
                 digests.append(try frames(output))
             }

@@ -35,12 +35,18 @@ public struct CostModel: Sendable, Equatable, CustomStringConvertible {
     /// of the CPU time they measure (the block pass's 1080p sepia: 9.8 ms against 16; plane-native
     /// 7.4 against 10): times 0.65. nil: this machine cannot run them (`CPUFeatures`). The CPU is the
     /// CPU whichever renderer draws, so both models carry it.
-    public var hostEvaluation: HostCost? = HostCost(base: 0.5, perFilter: 0.65, perLookup: 2.0)
+    public var hostEvaluation: HostCost? = HostCost(base: 0.5, perFilter: 0.65, perLookup: 2.0, perBlurTap: 0.033, perBlurSample: 0.38)
 
     public struct HostCost: Sendable, Equatable {
         public var base: Double
         public var perFilter: Double
         public var perLookup: Double
+        /// The blur kernel (`GridBlurKernel`): each tap of each sample it blurs down or across
+        /// the grid, and each output sample it interpolates. Measured (1080p sigma 8, one core,
+        /// `--benchmark-filters`): 4.4 ms a frame, 2.6 of it in the 52 M taps, 1.8 in the 3.1 M
+        /// samples: 0.05 ns and 0.58, times 0.65 as above.
+        public var perBlurTap: Double
+        public var perBlurSample: Double
     }
 
     public enum MeasuredPlan: String, Sendable {
@@ -93,6 +99,12 @@ public struct CostModel: Sendable, Equatable, CustomStringConvertible {
     /// filters and `lookups` tables; nil where they cannot run.
     public func host(evaluations: Int, filters: Int, lookups: Int = 0) -> Double? {
         hostEvaluation.map { Double(evaluations) * ($0.base + Double(filters) * $0.perFilter + Double(lookups) * $0.perLookup) }
+    }
+
+    /// The blur kernel's cost (ns) of `tapSamples` taps and `samples` output samples; nil where the
+    /// CPU cannot run the kernels.
+    public func hostBlur(tapSamples: Int, samples: Int) -> Double? {
+        hostEvaluation.map { Double(tapSamples) * $0.perBlurTap + Double(samples) * $0.perBlurSample }
     }
 
     public var description: String { renderer == .software ? "software rasteriser (per fragment and fetch)" : "GPU (per pass and transfer)" }

@@ -15,9 +15,9 @@ public struct RenderCompiler: Sendable {
         InsertConversions(),
         ChooseExecution(),
         ChoosePlanes(),
+        BlurOnPlanes(),
         RunOnCPU(),
         BakeColour(),
-        BlurOnPlanes(),
         FuseIntoPrograms(),
     ]
 

@@ -70,9 +70,17 @@ public enum RenderExecution: Sendable, Equatable, CustomStringConvertible {
     /// `packedBlocks`' arithmetic on the CPU, without GL (`ReferenceBlockKernel`: chains of affine
     /// colour filters and channel tables).
     case cpuBlocks
+    /// `planeBlur`'s arithmetic on the CPU, without GL (`GridBlurKernel`), its grid kept in single
+    /// precision.
+    case cpuPlaneBlur(sigma: Double, radius: Int)
 
     /// The plan runs on the CPU kernels.
-    public var runsOnCPU: Bool { self == .cpuPlanes || self == .cpuBlocks }
+    public var runsOnCPU: Bool {
+        switch self {
+        case .cpuPlanes, .cpuBlocks, .cpuPlaneBlur: return true
+        default: return false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -83,6 +91,8 @@ public enum RenderExecution: Sendable, Equatable, CustomStringConvertible {
         case .planeBlur(let sigma, _): return "the Gaussian blur (sigma \(sigma)) on the Y'CbCr planes at every 4th pixel, interpolated into NV12"
         case .cpuPlanes: return "on the CPU, plane-native (luma per pixel, chroma per sample), source planes to output planes, no GL"
         case .cpuBlocks: return "on the CPU, the block pass's arithmetic (the chain per pixel, R'G'B' decimated), source planes to output planes, no GL"
+        case .cpuPlaneBlur(let sigma, _):
+            return "on the CPU, the Gaussian blur (sigma \(sigma)) on the Y'CbCr planes at every 4th pixel, interpolated, source planes to output planes, no GL"
         }
     }
 }

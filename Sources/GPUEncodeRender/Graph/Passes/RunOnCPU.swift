@@ -9,13 +9,23 @@ import GPUEncodeFilters
 /// `ReferenceBlockKernel`. Chosen by the cost model: a software rasteriser pays per fragment and
 /// fetch for what a kernel does in a few vector instructions, so on llvmpipe the kernel wins; a
 /// GPU draws the pass for next to nothing, so there it never does. Keyframed values are fine (the
-/// maps are rebuilt for each frame's time).
+/// maps are rebuilt for each frame's time). The plane blur (`BlurOnPlanes`) moves the same way, to
+/// `GridBlurKernel`: its jobs are already 8-bit SDR upright 4:2:0 with the source's matrix kept.
 public struct RunOnCPU: GraphPass {
     public let name = "run on the CPU"
     public let isOptional = true
     public init() {}
 
     public func run(_ graph: inout RenderGraph, job: RenderJob) throws {
+        if case .planeBlur(let sigma, let radius) = graph.execution {
+            if let reason = RunOnCPU.blurRefusal(graph, job: job, radius: radius) {
+                graph.notes.append("on the CPU: no, \(reason)")
+            } else {
+                graph.execution = .cpuPlaneBlur(sigma: sigma, radius: radius)
+                graph.notes.append("on the CPU: \(RunOnCPU.blurCosts(job: job, radius: radius).map(RunOnCPU.describe) ?? "")")
+            }
+            return
+        }
         guard let reason = RunOnCPU.refusal(graph, job: job) else {
             let cost = RunOnCPU.costs(graph, job: job).map(RunOnCPU.describe) ?? ""
             graph.execution = graph.execution == .planeNativeBlocks ? .cpuPlanes : .cpuBlocks
@@ -60,6 +70,37 @@ public struct RunOnCPU: GraphPass {
         guard let host = job.cost.host(evaluations: w * h * (planeNative ? 5 : 6) / 4, filters: filters - lookups, lookups: lookups) else { return nil }
         let renderer = job.cost.pass(fragments: (w + 3) / 4 * (h / 2), fetches: 12, instructions: (planeNative ? 10 : 18) * (24 + 12 * filters))
             + 2 * Double(w * h * 3 / 2) * job.cost.perTransferByte
+        return (host, renderer)
+    }
+
+    /// Why the plane blur stays on the renderer, or nil when it moves to the CPU.
+    static func blurRefusal(_ graph: RenderGraph, job: RenderJob, radius: Int) -> String? {
+        guard job.cpuKernels else { return "kept on the renderer (frames on the GPU, or asked for)" }
+        guard !graph.renderedFilters.contains(where: \.isAnimated) else { return "the blur is keyframed" }
+        guard let (host, renderer) = blurCosts(job: job, radius: radius) else { return "this CPU cannot run the kernels (AVX2 and FMA)" }
+        guard host < renderer else { return describe((host, renderer)) }
+        return nil
+    }
+
+    /// The blur kernel's cost against the renderer's four plane-blur passes (ns a frame); nil where
+    /// the CPU cannot run the kernels. Both compute the same grid: every 4th row's samples down the
+    /// columns (the luma's 2r + 1 taps, the chroma's r + 1 on two planes of a quarter the samples),
+    /// every 4th of those across, and each output sample interpolated. The renderer's column passes
+    /// fetch once a tap per packed texel; its NV12 pass reads 8 grid texels a 4x2 block and runs the
+    /// writer (about 200 instructions).
+    static func blurCosts(job: RenderJob, radius: Int) -> (host: Double, renderer: Double)? {
+        let (w, h) = (job.geometry.sourceWidth, job.geometry.sourceHeight)
+        let gridWidth = w / PlaneBlur.gridStep + 1, gridHeight = (h - 1) / PlaneBlur.gridStep + 4
+        let chromaRadius = (radius + 1) / 2
+        let lumaTaps = 2 * radius + 1, chromaTaps = 2 * chromaRadius + 1
+        let tapSamples = gridHeight * (w * lumaTaps + w * chromaTaps) + gridHeight * gridWidth * (lumaTaps + 2 * chromaTaps)
+        guard let host = job.cost.hostBlur(tapSamples: tapSamples, samples: w * h * 3 / 2) else { return nil }
+        let c = job.cost
+        let renderer = c.pass(fragments: w / 4 * gridHeight, fetches: lumaTaps, instructions: 2 * lumaTaps)
+            + c.pass(fragments: w / 8 * gridHeight, fetches: 2 * chromaTaps, instructions: 4 * chromaTaps)
+            + c.pass(fragments: gridWidth * gridHeight, fetches: (lumaTaps + 2 * chromaTaps) / 4 + 3, instructions: 3 * (lumaTaps + 2 * chromaTaps))
+            + c.pass(fragments: w / 4 * (h / 2), fetches: 8, instructions: 200)
+            + 2 * Double(w * h * 3 / 2) * c.perTransferByte
         return (host, renderer)
     }
 
