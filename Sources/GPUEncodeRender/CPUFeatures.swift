@@ -20,6 +20,15 @@ public enum CPUFeatures {
         #endif
     }
 
+    /// How many bands a CPU kernel's frame is split into, one thread each: the cores this process
+    /// may run on, at most 8. why: the encoder's threads and the kernel share the cores, and on a
+    /// 2-core machine one band left 1977's kernel (19.6 ms a 1080p frame) as the pipeline's slowest
+    /// stage: two bands took the transcode from 7.26-7.41 s to 6.57-6.68 (3 interleaved rounds),
+    /// sepia's (4.3 ms) the same either way.
+    public static func kernelBands() -> Int {
+        min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 8)
+    }
+
     /// The first processor's flags in /proc/cpuinfo's text.
     static func flags(inCPUInfo text: String) -> Set<String> {
         for line in text.split(separator: "\n") where line.hasPrefix("flags") {

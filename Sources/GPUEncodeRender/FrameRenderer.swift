@@ -114,7 +114,7 @@ public final class FrameRenderer {
             planes = []
             passes = graph.programs
             hostPlanes = HostPlanes(geometry: g, source: source, filters: graph.renderedFilters, clampsSource: !graph.transparent,
-                                    execution: execution, bands: 2)
+                                    execution: execution, bands: CPUFeatures.kernelBands())
             return
         }
         planes = FrameRenderer.sourceTextures(g, packed: packed)

@@ -60,10 +60,8 @@ final class HostPlanes {
         }
     }
 
-    /// Filters `source` (Y, Cb, Cr) into `output` (Y and CbCr, or Y, Cb, Cr). One band: the
-    /// encoder's threads keep every core busy, so a second band only adds the wake-ups (1080p
-    /// sepia, 3 interleaved rounds: 4.16-4.30 s wall and 7.62-7.85 CPU s with one, 4.30-4.34 s
-    /// and 7.56-7.71 with two).
+    /// Filters `source` (Y, Cb, Cr) into `output` (Y and CbCr, or Y, Cb, Cr), the bands side by
+    /// side (`CPUFeatures.kernelBands`).
     func render(_ source: [Plane], into output: [Plane], time: Double) {
         precondition(source.count == 3 && (output.count == 2 || output.count == 3))
         precondition(source[1].stride == source[2].stride, "Cb and Cr rows of one length")
