@@ -44,7 +44,7 @@ public final class GridBlurKernel: @unchecked Sendable {
                      weights: chroma, gridWidth: gridWidth, gridHeight: gridHeight)
         crPlane.blur(s.cr, stride: s.chromaStride, step: s.chromaStep, width: w / 2, height: h / 2, phases: 2, rowStep: 2,
                      weights: chroma, gridWidth: gridWidth, gridHeight: gridHeight)
-        let padded = (gridWidth + 7) / 8 * 8 + 8
+        let padded = (gridWidth + 31) / 32 * 32 + 8
         rows.prepare(rows: 3, padded: padded)
         let (ey, ecb, ecr) = (rows.base, rows.base + padded, rows.base + 2 * padded)
         for m in 0..<(h / 2) {
@@ -67,7 +67,7 @@ public final class GridBlurKernel: @unchecked Sendable {
         @inline(__always) func samples(_ e: UnsafeMutablePointer<Float>) -> SIMD8<UInt8> {
             let (a, b) = (load(e), load(e + 1))
             let mid = 0.5 * (a + b)
-            return codes(V(a[0], mid[0], a[1], mid[1], a[2], mid[2], a[3], mid[3]))
+            return codes(V(a[0], mid[0], a[1], mid[1], a[2], mid[2], a[3], mid[3]) * (1 / 255 as Float))
         }
         var k = 0
         while k < count {
@@ -100,7 +100,7 @@ public final class GridBlurKernel: @unchecked Sendable {
             let (a, b, c) = (e[j], e[j + 1], e[j + 2])
             let start = V(lowHalf: SIMD4(repeating: a), highHalf: SIMD4(repeating: b))
             let step = V(lowHalf: SIMD4(repeating: b - a), highHalf: SIMD4(repeating: c - b))
-            storeBytes(codes(start.addingProduct(step, phase)), out + 4 * j, 8)
+            storeBytes(codes(start.addingProduct(step, phase) * (1 / 255 as Float)), out + 4 * j, 8)
             j += 2
         }
     }
@@ -132,7 +132,7 @@ final class GridPlane {
         guard size != (width, gridWidth, gridHeight, radius) else { return }
         size = (width, gridWidth, gridHeight, radius)
         for p in [grid, ring, split] { p.deallocate() }
-        gridStride = (gridWidth + 7) / 8 * 8 + 8
+        gridStride = (gridWidth + 31) / 32 * 32 + 8
         gridRows = gridHeight
         grid = .allocate(capacity: gridStride * gridHeight)
         grid.initialize(repeating: 0, count: gridStride * gridHeight)
@@ -141,7 +141,7 @@ final class GridPlane {
         ring = .allocate(capacity: ringStride * ringRows)
         ring.initialize(repeating: 0, count: ringStride * ringRows)
         pad = radius / phases + 2
-        splitStride = pad + (gridWidth + 7) / 8 * 8 + pad + 8
+        splitStride = pad + (gridWidth + 31) / 32 * 32 + pad + 8
         split = .allocate(capacity: splitStride * phases)
         split.initialize(repeating: 0, count: splitStride * phases)
     }
@@ -160,7 +160,7 @@ final class GridPlane {
             let last = min(centre + radius, height - 1)
             while converted < last {
                 converted += 1
-                unitRow(plane + converted * stride, step: step, count: width, into: ring + (converted % ringRows) * ringStride)
+                codeRow(plane + converted * stride, step: step, count: width, into: ring + (converted % ringRows) * ringStride)
             }
             for d in -radius...radius {
                 taps[d + radius] = ring + (min(max(centre + d, 0), height - 1) % ringRows) * ringStride
@@ -176,15 +176,31 @@ final class GridPlane {
         let radius = weights.count - 1
         taps.withUnsafeBufferPointer { rows in
             weights.withUnsafeBufferPointer { w in
+                // Four vectors a step: four independent sums, so the multiply-adds overlap instead
+                // of each waiting for the one before (a sum of 49 taps is a chain of 25 of them).
                 var x = 0
+                while x + 32 <= width {
+                    let k = V(repeating: w[0]), c = rows[radius] + x
+                    var (s0, s1, s2, s3) = (k * load(c), k * load(c + 8), k * load(c + 16), k * load(c + 24))
+                    for d in 1...radius {
+                        let k = V(repeating: w[d]), a = rows[radius + d] + x, b = rows[radius - d] + x
+                        s0 = s0.addingProduct(k, load(a) + load(b))
+                        s1 = s1.addingProduct(k, load(a + 8) + load(b + 8))
+                        s2 = s2.addingProduct(k, load(a + 16) + load(b + 16))
+                        s3 = s3.addingProduct(k, load(a + 24) + load(b + 24))
+                    }
+                    splitLanes(s0, at: x, phases: phases)
+                    splitLanes(s1, at: x + 8, phases: phases)
+                    splitLanes(s2, at: x + 16, phases: phases)
+                    splitLanes(s3, at: x + 24, phases: phases)
+                    x += 32
+                }
                 while x < width {
                     var sum = V(repeating: w[0]) * load(rows[radius] + x)
                     for d in 1...radius {
                         sum = sum.addingProduct(V(repeating: w[d]), load(rows[radius + d] + x) + load(rows[radius - d] + x))
                     }
-                    for lane in 0..<8 {
-                        split[(lane % phases) * splitStride + pad + (x + lane) / phases] = sum[lane]
-                    }
+                    splitLanes(sum, at: x, phases: phases)
                     x += 8
                 }
             }
@@ -198,22 +214,56 @@ final class GridPlane {
         }
     }
 
+    /// `count` codes `step` bytes apart as floats (code values, not normalised: the grid is kept in
+    /// codes and normalised once, at the output), then the last repeated over the next eight.
+    private func codeRow(_ codes: UnsafePointer<UInt8>, step: Int, count: Int, into out: UnsafeMutablePointer<Float>) {
+        var k = 0
+        if step == 1 {
+            while k + 8 <= count {
+                let bytes = UnsafeRawPointer(codes + k).loadUnaligned(as: SIMD8<UInt8>.self)
+                store(unsafeBitCast(SIMD8<UInt32>(truncatingIfNeeded: bytes) | 0x4B00_0000, to: V.self) - 8_388_608, out + k)
+                k += 8
+            }
+        }
+        while k < count {
+            out[k] = Float(codes[k * step])
+            k += 1
+        }
+        for i in 0..<8 { out[count + i] = out[count - 1] }
+    }
+
+    /// Columns x ... x + 7 of a blurred row into `split`, by phase.
+    @inline(__always) private func splitLanes(_ sum: V, at x: Int, phases: Int) {
+        for lane in 0..<8 {
+            split[(lane % phases) * splitStride + pad + (x + lane) / phases] = sum[lane]
+        }
+    }
+
     /// The split row under `weights` across, at every grid column: column j's tap at distance d
     /// is phase d mod `phases`, value j + floor(d / `phases`).
     private func blurAcross(weights: [Float], width: Int, phases: Int, gridWidth: Int, into out: UnsafeMutablePointer<Float>) {
         let radius = weights.count - 1
         let shift = phases == 4 ? 2 : 1
         weights.withUnsafeBufferPointer { w in
+            // Four vectors a step, as `blurDown`.
             var j = 0
             while j < gridWidth {
-                var sum = V(repeating: w[0]) * load(split + pad + j)
+                let k = V(repeating: w[0]), c = split + pad + j
+                var (s0, s1, s2, s3) = (k * load(c), k * load(c + 8), k * load(c + 16), k * load(c + 24))
                 for d in 1...radius {
-                    let after = split + (d & (phases - 1)) * splitStride + pad + j + (d >> shift)
-                    let before = split + (-d & (phases - 1)) * splitStride + pad + j + (-d >> shift)
-                    sum = sum.addingProduct(V(repeating: w[d]), load(after) + load(before))
+                    let k = V(repeating: w[d])
+                    let a = split + (d & (phases - 1)) * splitStride + pad + j + (d >> shift)
+                    let b = split + (-d & (phases - 1)) * splitStride + pad + j + (-d >> shift)
+                    s0 = s0.addingProduct(k, load(a) + load(b))
+                    s1 = s1.addingProduct(k, load(a + 8) + load(b + 8))
+                    s2 = s2.addingProduct(k, load(a + 16) + load(b + 16))
+                    s3 = s3.addingProduct(k, load(a + 24) + load(b + 24))
                 }
-                store(sum, out + j)
-                j += 8
+                store(s0, out + j)
+                store(s1, out + j + 8)
+                store(s2, out + j + 16)
+                store(s3, out + j + 24)
+                j += 32
             }
         }
     }
