@@ -243,15 +243,15 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit+=" (with uncommitted chan
     done
   fi
   if [ -n "${JOB[scale720]:-}" ]; then
-    row scale720 "1080p -> 720p" g-720@1080p ff-720@1080p "scale lanczos + colorchannelmixer" "" ""
+    row scale720 "1080p -> 720p" g-720@1080p ff-720@1080p "scale lanczos + colorchannelmixer" "<= 1.00x" 1.00
     echo "| scale720 | PSNR gpuencode vs ffmpeg | ${PSNR_720:-failed} dB | | | | >= 38 dB | $(verdict "${PSNR_720:-0} >= 38") |"
   fi
   if [ -n "${JOB[blur]:-}" ]; then
-    for c in 1080p 360p; do row heavyblur "$c" "g-blur@$c" "ff-blur@$c" "gblur=sigma=8" "" ""; done
+    for c in 1080p 360p; do row heavyblur "$c" "g-blur@$c" "ff-blur@$c" "gblur=sigma=8" "<= 1.00x" 1.00; done
   fi
   if [ -n "${JOB[hlg]:-}" ]; then
-    row "HLG -> SDR" "hlg (generated)" g-hlg@hlg ff-hlg@hlg "zscale + tonemap=hable" "" ""
-    row "HLG -> SDR" "hlgreal (--dolby-vision base)" g-hlg@hlgreal ff-hlg@hlgreal "zscale + tonemap=hable" "" ""
+    row "HLG -> SDR" "hlg (generated)" g-hlg@hlg ff-hlg@hlg "zscale + tonemap=hable" "<= 1.00x" 1.00
+    row "HLG -> SDR" "hlgreal (--dolby-vision base)" g-hlg@hlgreal ff-hlg@hlgreal "zscale + tonemap=hable" "<= 1.00x" 1.00
     echo "| HLG -> SDR | PSNR gpuencode vs libplacebo (hlgreal) | ${PSNR_PL:-failed} dB | | | | >= 45 dB | $(verdict "${PSNR_PL:-0} >= 45") |"
   fi
   [ -n "${JOB[1977]:-}" ] && row 1977 1080p g-1977@1080p ff-1977@1080p "1977 filtergraph" "<= 0.85x" 0.85
