@@ -70,12 +70,13 @@ final class FastBlurTests: GPUEncodeTestCase {
         return [y, cb, cr]
     }
 
-    /// testsrc2 (hard edges, saturated bars, edges on every border) at 360p and 1080p, both
-    /// transfers: the plane blur runs (its passes printed) and is within 3 codes of the exact Gaussian.
+    /// testsrc2 (hard edges, saturated bars, edges on every border) at 360p, 648x364 and 1080p, both
+    /// transfers and the CPU kernel: the plane blur runs (its passes printed) and is within 3 codes of the exact Gaussian.
     func testPlaneBlurIsWithin3CodeValuesOfExactGaussianOnASharpPattern() throws {
         try requireNumpy()
         let tags = ["-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709"]
-        for (width, height) in [(640, 360), (1920, 1080)] {
+        // (648: rows of 20 steps of 32 columns and 8 more, chroma rows of 324: the kernels' tails.)
+        for (width, height) in [(640, 360), (648, 364), (1920, 1080)] {
             let input = scratch("pattern\(height).mkv")
             try Oracle.makeClip(input, seconds: 0.12, size: "\(width)x\(height)", audio: false,
                                 videoArguments: ["-c:v", "ffv1", "-pix_fmt", "yuv420p"] + tags)
