@@ -50,14 +50,15 @@ final class HostPlanes {
     }
 
     /// Each filter as the kernels take it at `time` (RunOnCPU planned only filters that have a form).
+    /// (Per-channel runs made one table: `ChainOp.fusingPerChannelRuns`, the same bytes.)
     static func ops(_ filters: [FilterInstance], at time: Double) -> [ChainOp] {
-        filters.map { f in
+        ChainOp.fusingPerChannelRuns(filters.map { f in
             if let a = f.affine(at: time) {
                 let r = a.rows.map(Float.init)
                 return .affine(AffineMap3(rows: [r[0], r[1], r[2], r[4], r[5], r[6], r[8], r[9], r[10]], offset: [r[3], r[7], r[11]]))
             }
             return .lookup(ChannelLookup(tables: f.channelTables!.tables.map { $0.map(Float.init) }))
-        }
+        })
     }
 
     /// Filters `source` (Y, Cb, Cr) into `output` (Y and CbCr, or Y, Cb, Cr), the bands side by

@@ -5,6 +5,7 @@ import XCTest
 /// The CPU kernels' ways of writing one frame give the same bytes: a block kernel split into bands
 /// of chroma rows (one thread each in the renderer) against one pass over the frame, and every
 /// kernel's NV12 output (Cb and Cr interleaved, what the encoders take) against its three planes.
+/// Fusing a chain's per-channel steps into one table changes no byte either.
 /// Sizes whose rows and chroma rows are no multiple of the kernels' eight lanes (and, for the blur,
 /// of its 32 columns a step) take their tails. What the kernels compute is tested against the
 /// renderer and independent oracles through the CLI (CPUPlanTests, FastBlurTests).
@@ -104,6 +105,36 @@ final class CPUKernelBandTests: XCTestCase {
                 XCTAssertEqual(planar.y, nv12.y, "\(w)x\(h)")
                 XCTAssertEqual(planar.interleaved, nv12.nv12, "\(w)x\(h)")
             }
+        }
+    }
+
+    /// Per-channel runs fused into one table (`ChainOp.fusingPerChannelRuns`: a screen-like map
+    /// and a curve after a map across channels, as 1977's) give the kernels' bytes unfused; what
+    /// is not such a run is left as it is.
+    func testFusedPerChannelRunsGiveTheSameBytes() {
+        let (w, h) = (202, 118)
+        let source = Frame(width: w, height: h, seed: 11)
+        let across = AffineMap3(rows: [0.9, 0.05, 0.05, 0.1, 0.8, 0.1, 0.2, 0.1, 0.7], offset: [0.01, 0, -0.02])
+        let screen = AffineMap3(rows: [0.93, 0, 0, 0, 0.97, 0, 0, 0, 0.95], offset: [0.07, 0.03, 0.05])
+        let curve = (0..<256).map { i in Float(0.5 - 0.5 * cos(Double(i) / 255 * .pi)) }
+        let ops: [ChainOp] = [.affine(across), .affine(screen), .lookup(ChannelLookup(tables: [curve, curve.reversed(), curve])), .affine(screen)]
+        let fused = ChainOp.fusingPerChannelRuns(ops)
+        XCTAssertEqual(fused.count, 2, "the map across, then one table")
+        XCTAssertEqual(fused.first, ops.first)
+        XCTAssertEqual(ChainOp.fusingPerChannelRuns([.affine(across), .affine(screen), .affine(screen)]).count, 3, "no table: the maps stay")
+        XCTAssertEqual(ChainOp.fusingPerChannelRuns([.affine(screen), .lookup(ChannelLookup(tables: [curve, curve, curve]))]).count, 2,
+                       "the first step reads the source, not codes")
+        var d = description()
+        for planeNative in [true, false] {
+            let run = { (ops: [ChainOp]) -> Frame in
+                d.ops = ops
+                let k: PointChainKernelRunner = planeNative ? .planeNative(PlaneNativeKernel(d)) : .reference(ReferenceBlockKernel(d))
+                return self.output(source, nv12: true) { k.run($0, $1, w, h) }
+            }
+            let (plain, joined) = (run(ops), run(fused))
+            XCTAssertGreaterThan(Set(plain.y).count, 10)
+            XCTAssertEqual(plain.y, joined.y, planeNative ? "plane-native" : "reference")
+            XCTAssertEqual(plain.nv12, joined.nv12, planeNative ? "plane-native" : "reference")
         }
     }
 
