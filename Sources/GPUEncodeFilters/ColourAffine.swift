@@ -63,6 +63,35 @@ extension FilterInstance {
     public var isAnimated: Bool {
         values.values.contains { if case .animated = $0 { return true } else { return false } }
     }
+
+    /// Every keyframe's time, of every parameter (none when nothing is keyframed).
+    public var keyframeTimes: [Double] {
+        values.values.flatMap { value -> [Double] in if case .animated(let k) = value { return k.times } else { return [] } }
+    }
+}
+
+extension ColourAffine {
+    /// Whether no output channel takes a negative share of an input channel (what greys, tints,
+    /// desaturations, brightness and lower contrast are; hue turns and raised saturation are not).
+    public var isNonNegative: Bool {
+        [0, 1, 2, 4, 5, 6, 8, 9, 10].allSatisfy { rows[$0] >= 0 }
+    }
+
+    /// The most the map stretches a difference between colours of equal grey (a vector in the plane
+    /// orthogonal to (1, 1, 1)), measured in that plane: the largest singular value of the map's
+    /// 3x3 part restricted to it. Saturation s gives s, contrast c gives c, a grey 0, sepia 0.1, a
+    /// hue turn 1.
+    public var colourDifferenceGain: Double {
+        // An orthonormal basis of the plane: (1, -1, 0) / sqrt 2 and (1, 1, -2) / sqrt 6.
+        let b: [[Double]] = [[1 / 2.0.squareRoot(), -1 / 2.0.squareRoot(), 0], [1 / 6.0.squareRoot(), 1 / 6.0.squareRoot(), -2 / 6.0.squareRoot()]]
+        func apply(_ v: [Double]) -> [Double] { (0..<3).map { i in (0..<3).reduce(0) { $0 + rows[4 * i + $1] * v[$1] } } }
+        func dot(_ a: [Double], _ c: [Double]) -> Double { zip(a, c).reduce(0) { $0 + $1.0 * $1.1 } }
+        // G = B^T M B, 2x2; its largest singular value from its Frobenius norm and determinant.
+        let g = b.map { row in b.map { column in dot(row, apply(column)) } }
+        let frobenius = g.joined().reduce(0) { $0 + $1 * $1 }
+        let det = g[0][0] * g[1][1] - g[0][1] * g[1][0]
+        return ((frobenius + max(frobenius * frobenius - 4 * det * det, 0).squareRoot()) / 2).squareRoot()
+    }
 }
 
 /// A point filter as a table per channel: output channel i is

@@ -42,15 +42,19 @@ enum PlaneNativeShaders {
         compile.optionalPasses && upright420 && !hdr && filters.count <= 2 && filters.allSatisfy(staysClose)
     }
 
-    /// Filters affine in R'G'B' (before their clamp), without a second input.
-    /// (Not vignette: it reads the pixel's position, so the 20 pixels a chroma sample's kernel covers
-    /// do not share one chain; 2 code values from the reference on a smooth 192x108 picture.)
-    static let affineFilters: Set<String> = ["identity", "sepia", "grayscale", "brightness", "contrast", "saturation", "colorControls"]
-
-    /// Whether `filter` is affine (`affineFilters`) with no saturation or contrast above 1.
+    /// Whether `filter` keeps to the plane-native bar: an affine map of R'G'B' (its declaration's
+    /// `affine`, before the clamp) without a second input, with no negative share of a channel and
+    /// no gain above 1 on colour differences (`ColourAffine.isNonNegative`,
+    /// `colourDifferenceGain`), at every keyframe. These are what was measured within the bar:
+    /// identity, sepia, grayscale, brightness, contrast and saturation up to 1, colorControls so, a
+    /// non-negative colorMatrix. A hue turn (negative shares) and raised saturation or contrast are
+    /// not. (Not vignette: it reads the pixel's position, so the 20 pixels a chroma sample's kernel
+    /// covers do not share one chain; 2 code values from the reference on a smooth 192x108 picture.)
     static func staysClose(_ filter: FilterInstance) -> Bool {
-        let gains = filter.declaration.parameters.map(\.name).filter { $0 == "saturation" || $0 == "contrast" }
-        return affineFilters.contains(filter.declaration.name) && filter.overlay.isEmpty && !gains.contains { filter.double($0) > 1 }
+        guard filter.overlay.isEmpty else { return false }
+        return ([0] + filter.keyframeTimes).allSatisfy { t in
+            filter.affine(at: t).map { $0.isNonNegative && $0.colourDifferenceGain <= 1 + 1e-9 } ?? false
+        }
     }
 
     /// The packed pass (upright 4:2:0; `FrameRenderer.packedBlockMain`'s place): a fragment (or

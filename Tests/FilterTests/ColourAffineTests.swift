@@ -77,4 +77,27 @@ final class ColourAffineTests: FilterTestCase {
         XCTAssertEqual(try XCTUnwrap(f.affine(at: 0)), .identity)
         XCTAssertEqual(try XCTUnwrap(f.affine(at: 1)).rows[0], 0.5 + 0.5 * 0.3588, accuracy: 1e-12)
     }
+
+    /// The plane-native bar's two measures of a map, against their closed forms: saturation s
+    /// stretches colour differences by s, contrast c by c, a grey and sepia (rank one, nearly grey)
+    /// little, a hue turn by exactly 1 (a rotation about the grey axis) with negative shares.
+    func testColourDifferenceGainAndNonNegativeShares() throws {
+        for s in [0.0, 0.5, 1.0, 1.3] {
+            let a = try XCTUnwrap(try filter("saturation", ["saturation": .float(s)]).affine(at: 0))
+            XCTAssertEqual(a.colourDifferenceGain, s, accuracy: 1e-9, "saturation \(s)")
+            XCTAssertEqual(a.isNonNegative, s <= 1, "saturation \(s)")
+        }
+        for c in [0.8, 1.2] {
+            let a = try XCTUnwrap(try filter("contrast", ["contrast": .float(c)]).affine(at: 0))
+            XCTAssertEqual(a.colourDifferenceGain, c, accuracy: 1e-9, "contrast \(c)")
+        }
+        XCTAssertEqual(ColourAffine.grey.colourDifferenceGain, 0, accuracy: 1e-9)
+        let sepia = try XCTUnwrap(try filter("sepia").affine(at: 0))
+        XCTAssertTrue(sepia.isNonNegative)
+        XCTAssertLessThan(sepia.colourDifferenceGain, 0.2)
+        let hue = try XCTUnwrap(try filter("hueAdjust", ["angle": .float(0.3)]).affine(at: 0))
+        XCTAssertEqual(hue.colourDifferenceGain, 1, accuracy: 1e-6)
+        XCTAssertFalse(hue.isNonNegative)
+        XCTAssertEqual(ColourAffine.identity.colourDifferenceGain, 1, accuracy: 1e-12)
+    }
 }

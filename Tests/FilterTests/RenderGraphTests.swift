@@ -154,6 +154,14 @@ final class RenderGraphTests: FilterTestCase {
         XCTAssertEqual(try compiled(job([try sepia()]), .reference).graph.execution, .packedBlocks)
         XCTAssertEqual(try compiled(job([try filter("hue")]), CompileOptions(cpuKernels: false)).graph.execution, .packedBlocks,
                        "a look outside the plane-native set keeps the reference's block")
+        // The set is what the maps are: a non-negative colour matrix that stretches no colour
+        // difference qualifies, one with a negative share or a raised saturation does not.
+        let warm = try filter("colorMatrix", ["matrix": .matrix4([0.9, 0.1, 0, 0, 0.05, 0.9, 0.05, 0, 0, 0.1, 0.8, 0, 0, 0, 0, 1])])
+        let vivid = try filter("colorMatrix", ["matrix": .matrix4([1.2, -0.1, -0.1, 0, -0.1, 1.2, -0.1, 0, -0.1, -0.1, 1.2, 0, 0, 0, 0, 1])])
+        XCTAssertEqual(try compiled(job([warm]), CompileOptions(cpuKernels: false)).graph.execution, .planeNativeBlocks)
+        XCTAssertEqual(try compiled(job([vivid]), CompileOptions(cpuKernels: false)).graph.execution, .packedBlocks)
+        XCTAssertEqual(try compiled(job([try filter("saturation", ["saturation": .float(1.3)])]), CompileOptions(cpuKernels: false)).graph.execution,
+                       .packedBlocks)
         let blur = try filter("gaussianBlur", ["sigma": .float(8)])
         let r = try compiled(job([blur]), CompileOptions(cpuKernels: false))
         XCTAssertEqual(r.graph.execution, RenderExecution.planeBlur(sigma: 8, radius: 24))

@@ -15,6 +15,14 @@ final class PlaneNativeTests: GPUEncodeTestCase {
     /// The real clips take longer: the looks that came closest to the bar there (360p rooftop:
     /// sepia Cr 50.7 dB over half a second, vignette 53.7 dB).
     static let realClipLooks = ["sepia", "grayscale"]
+
+    /// A colour matrix the bar admits by what it is (`PlaneNativeShaders.staysClose`: no negative
+    /// share, no colour difference stretched), not a built-in: a warm tint, then contrast 0.9.
+    private func warmMatrixPreset() throws -> String {
+        let file = scratch("warm-matrix.json")
+        try Data(#"{"version": 2, "name": "warm-matrix", "filters": [{"filter": "colorMatrix", "matrix": [[0.9, 0.1, 0, 0], [0.05, 0.9, 0.05, 0], [0, 0.1, 0.8, 0], [0, 0, 0, 1]]}, {"filter": "contrast", "contrast": 0.9}]}"#.utf8).write(to: file)
+        return file.path
+    }
     /// The transfer paths: pixel buffers, client memory, and the packed pass as a compute shader
     /// writing into the pixel buffers (`TransferOptions.computePass`, off by default on llvmpipe),
     /// all with the pass drawn by the renderer; and `cpu`, the same pass run by the CPU kernels
@@ -41,7 +49,8 @@ final class PlaneNativeTests: GPUEncodeTestCase {
         let environment = ProcessInfo.processInfo.environment.merging(settings) { $1 }
         var outputs: [URL] = []
         for optimize in [false, true] {
-            let output = scratch("\(input.deletingPathExtension().lastPathComponent)-\(preset)-\(transfer)-\(optimize).mkv")
+            let look = URL(fileURLWithPath: preset).deletingPathExtension().lastPathComponent
+            let output = scratch("\(input.deletingPathExtension().lastPathComponent)-\(look)-\(transfer)-\(optimize).mkv")
             let result = try gpuencode([input.path, output.path, "-y", "--preset", preset, "-t", "0.5"] + encode + extra
                                        + (optimize ? [] : ["--no-optimize"]), environment: environment)
             XCTAssertEqual(result.status, ExitCode.ok, result.summary, file: file, line: line)
@@ -70,7 +79,7 @@ final class PlaneNativeTests: GPUEncodeTestCase {
 
     private func checkSmooth(_ format: String) throws {
         let input = try gradient(format)
-        for preset in Self.planeNativeLooks {
+        for preset in Self.planeNativeLooks + [try warmMatrixPreset()] {
             for transfer in Self.transfers {
                 guard let pair = try renders(input, preset: preset, transfer: transfer) else { continue }
                 let (reference, optimized) = pair
@@ -94,7 +103,7 @@ final class PlaneNativeTests: GPUEncodeTestCase {
         let clips = [try Paths.media("h264_aac_360p_rooftop_17s.mp4"), try Paths.media("h264_aac_720p_bframes_editlist_1s.mp4"),
                      try Paths.media("vp9_10bit_240p_video_only.webm")]
         for clip in clips {
-            for preset in Self.realClipLooks {
+            for preset in Self.realClipLooks + [try warmMatrixPreset()] {
                 for transfer in Self.transfers {
                     guard let pair = try renders(clip, preset: preset, transfer: transfer) else { continue }
                     let (reference, optimized) = pair
