@@ -111,7 +111,6 @@ final class GridPlane {
     /// Grid row i at `grid + i * gridStride`.
     private var grid = UnsafeMutablePointer<Float>.allocate(capacity: 1)
     private var gridStride = 0
-    private var gridRows = 0
     /// The source rows a grid row's taps read, as floats (row r in slot r mod `ringRows`).
     private var ring = UnsafeMutablePointer<Float>.allocate(capacity: 1)
     private var ringRows = 0
@@ -120,7 +119,7 @@ final class GridPlane {
     private var split = UnsafeMutablePointer<Float>.allocate(capacity: 1)
     private var splitStride = 0
     private var pad = 0
-    private var size = (0, 0, 0, 0)
+    private var size = (0, 0, 0, 0, 0)
 
     deinit {
         grid.deallocate()
@@ -129,11 +128,10 @@ final class GridPlane {
     }
 
     private func prepare(width: Int, gridWidth: Int, gridHeight: Int, radius: Int, phases: Int) {
-        guard size != (width, gridWidth, gridHeight, radius) else { return }
-        size = (width, gridWidth, gridHeight, radius)
+        guard size != (width, gridWidth, gridHeight, radius, phases) else { return }
+        size = (width, gridWidth, gridHeight, radius, phases)
         for p in [grid, ring, split] { p.deallocate() }
         gridStride = (gridWidth + 31) / 32 * 32 + 8
-        gridRows = gridHeight
         grid = .allocate(capacity: gridStride * gridHeight)
         grid.initialize(repeating: 0, count: gridStride * gridHeight)
         ringRows = 2 * radius + 2
@@ -212,24 +210,6 @@ final class GridPlane {
             for k in 0..<pad { row[k] = first }
             for k in (pad + columns)..<splitStride { row[k] = lastValue }
         }
-    }
-
-    /// `count` codes `step` bytes apart as floats (code values, not normalised: the grid is kept in
-    /// codes and normalised once, at the output), then the last repeated over the next eight.
-    private func codeRow(_ codes: UnsafePointer<UInt8>, step: Int, count: Int, into out: UnsafeMutablePointer<Float>) {
-        var k = 0
-        if step == 1 {
-            while k + 8 <= count {
-                let bytes = UnsafeRawPointer(codes + k).loadUnaligned(as: SIMD8<UInt8>.self)
-                store(unsafeBitCast(SIMD8<UInt32>(truncatingIfNeeded: bytes) | 0x4B00_0000, to: V.self) - 8_388_608, out + k)
-                k += 8
-            }
-        }
-        while k < count {
-            out[k] = Float(codes[k * step])
-            k += 1
-        }
-        for i in 0..<8 { out[count + i] = out[count - 1] }
     }
 
     /// Columns x ... x + 7 of a blurred row into `split`, by phase.

@@ -27,8 +27,7 @@ extension FrameRenderer {
         /// The writers: 8-bit (dithered for deep sources) or 10-bit codes (`writerOutputGLSL`); the
         /// chroma kernels by what the source's chroma was (ChromaDecimator.swift).
         func writer(_ glsl: String) -> String {
-            let outputs = tenBit ? FrameRenderer.defining("TEN_BIT_OUT", in: glsl, true) : FrameRenderer.dithered(glsl, bitDepth > 8)
-            return ChromaDecimator(for: uniforms.geometry).defined(in: outputs)
+            ChromaDecimator(for: uniforms.geometry).defined(in: FrameRenderer.defining(tenBit ? "TEN_BIT_OUT" : "DITHER", in: glsl, tenBit || bitDepth > 8))
         }
     }
 

@@ -37,7 +37,7 @@ extension FrameRenderer {
         """
     }
 
-    /// Ordered dither for 8-bit outputs of deep sources (`dithered` defines DITHER): an 8x8 Bayer
+    /// Ordered dither for 8-bit outputs of deep sources (DITHER defined): an 8x8 Bayer
     /// threshold of -1/2 .. 1/2 code value added before the target rounds to 8 bits, so a 10-bit
     /// gradient becomes a fine pattern instead of bands (HighBitDepthTests measure it). It depends on the pixel's position only, so pipelined and --deterministic runs,
     /// and every frame, agree byte for byte. Without DITHER the macros are the plain values: 8-bit
@@ -84,11 +84,6 @@ extension FrameRenderer {
     #endif
 
     """
-
-    /// `glsl` (a whole shader) with the ordered dither on (`ditherGLSL`) when `on`.
-    static func dithered(_ glsl: String, _ on: Bool) -> String {
-        defining("DITHER", in: glsl, on)
-    }
 
     /// `glsl` (a whole shader) with `name` defined for the preprocessor when `on`.
     static func defining(_ name: String, in glsl: String, _ on: Bool) -> String {

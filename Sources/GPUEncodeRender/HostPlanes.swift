@@ -29,11 +29,10 @@ final class HostPlanes {
          bands: Int = 1) {
         (width, height) = (g.sourceWidth, g.sourceHeight)
         if case .cpuPlaneBlur(let sigma, let radius) = execution {
-            // Luma with sigma, chroma (half the resolution) with half of it, as `PlaneBlur`; the
-            // blur's parameters are fixed (RunOnCPU takes no keyframed one).
+            // The plane blur's own kernels; a blur's sigma cannot be keyframed (presets refuse it).
             (self.filters, animated) = ([], false)
-            kernels = [.gridBlur(GridBlurKernel(luma: PlaneBlurKernel(sigma: sigma, radius: radius).half.map(Float.init),
-                                              chroma: PlaneBlurKernel(sigma: sigma / 2, radius: (radius + 1) / 2).half.map(Float.init)))]
+            let (luma, chroma) = PlaneBlur.kernels(sigma: sigma, radius: radius)
+            kernels = [.gridBlur(GridBlurKernel(luma: luma.half.map(Float.init), chroma: chroma.half.map(Float.init)))]
             return
         }
         let toRGB = source.toRGB(), fromRGB = YUVColorSpace(matrix: .bt709, fullRange: false).fromRGB()

@@ -67,6 +67,18 @@ final class PlaneBlur {
         return (sigma, Int((3 * sigma).rounded(.up)))
     }
 
+    /// The luma kernel and the chroma kernel (half the resolution: half the sigma and radius) of a
+    /// blur of `sigma` truncated at `radius`, for the renderer's passes and the CPU kernel alike.
+    static func kernels(sigma: Double, radius: Int) -> (luma: PlaneBlurKernel, chroma: PlaneBlurKernel) {
+        (PlaneBlurKernel(sigma: sigma, radius: radius), PlaneBlurKernel(sigma: sigma / 2, radius: (radius + 1) / 2))
+    }
+
+    /// The CPU kernel's line for `-v` and `validate` (`GridBlurKernel`: the same grid, no GL program).
+    static func cpuPassLine(sigma: Double) -> String {
+        "on the CPU: source Y'CbCr, gaussianBlur (sigma \(String(format: "%g", sigma)); chroma \(String(format: "%g", sigma / 2))) "
+            + "on a grid of every 4th pixel, interpolated to Y'CbCr (no GL program)"
+    }
+
     /// The passes' lines for `-v` and `validate`.
     static func passLines(sigma: Double) -> [String] {
         let s = String(format: "%g", sigma)
@@ -97,8 +109,7 @@ final class PlaneBlur {
         // RGBA16F, 5 ms from RGBA8 (loaded machine). The two roundings add up to a code; testsrc2
         // stays within 2.5 codes of the exact Gaussian.
         let stored = GLenum(GL_RGBA8)
-        let luma = PlaneBlurKernel(sigma: sigma, radius: radius)
-        let chroma = PlaneBlurKernel(sigma: sigma / 2, radius: (radius + 1) / 2)
+        let (luma, chroma) = PlaneBlur.kernels(sigma: sigma, radius: radius)
         lumaColumns = (try ShaderProgram(fragment: PlaneBlurShaders.columns(luma, planes: ["texY"], rowStep: step), label: "plane blur, luma columns"),
                        try RenderTarget(width: planes[0].width, height: gridSize.1, formats: [stored]))
         chromaColumns = (try ShaderProgram(fragment: PlaneBlurShaders.columns(chroma, planes: ["texU", "texV"], rowStep: step / 2), label: "plane blur, chroma columns"),

@@ -43,8 +43,9 @@ public struct CostModel: Sendable, Equatable, CustomStringConvertible {
         public var perLookup: Double
         /// The blur kernel (`GridBlurKernel`): each tap of each sample it blurs down or across
         /// the grid, and each output sample it interpolates. Measured (1080p sigma 8, one core,
-        /// `--benchmark-filters`): 4.4 ms a frame, 2.6 of it in the 52 M taps, 1.8 in the 3.1 M
-        /// samples: 0.05 ns and 0.58, times 0.65 as above.
+        /// `--benchmark-filters`, perf's split): 4.4 ms a frame, 2.6 of it in the 52 M taps, 1.8 in
+        /// the 3.1 M samples: 0.05 ns and 0.58, times 0.65 as above. (Four sums a step since: 3.9-4.0
+        /// ms; the estimate only has to rank the kernel against llvmpipe's 15 ms.)
         public var perBlurTap: Double
         public var perBlurSample: Double
     }

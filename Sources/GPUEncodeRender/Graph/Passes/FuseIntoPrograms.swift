@@ -21,8 +21,7 @@ public struct FuseIntoPrograms: GraphPass {
         if graph.execution?.runsOnCPU == true {
             for i in graph.nodes.indices where i > 0 && i < graph.nodes.count - 1 { graph.nodes[i].program = 0 }
             if case .cpuPlaneBlur(let sigma, _) = graph.execution {
-                graph.programs = ["on the CPU: source Y'CbCr, gaussianBlur (sigma \(String(format: "%g", sigma)); chroma \(String(format: "%g", sigma / 2))) "
-                                  + "on a grid of every 4th pixel, interpolated to Y'CbCr (no GL program)"]
+                graph.programs = [PlaneBlur.cpuPassLine(sigma: sigma)]
                 return
             }
             graph.programs = ["on the CPU: source, \(rendered.map(\.declaration.name).joined(separator: ", ")), to Y'CbCr (no GL program)"]

@@ -18,11 +18,11 @@ public struct RunOnCPU: GraphPass {
 
     public func run(_ graph: inout RenderGraph, job: RenderJob) throws {
         if case .planeBlur(let sigma, let radius) = graph.execution {
-            if let reason = RunOnCPU.blurRefusal(graph, job: job, radius: radius) {
+            if let reason = RunOnCPU.blurRefusal(job: job, sigma: sigma, radius: radius) {
                 graph.notes.append("on the CPU: no, \(reason)")
             } else {
                 graph.execution = .cpuPlaneBlur(sigma: sigma, radius: radius)
-                graph.notes.append("on the CPU: \(RunOnCPU.blurCosts(job: job, radius: radius).map(RunOnCPU.describe) ?? "")")
+                graph.notes.append("on the CPU: \(RunOnCPU.blurCosts(job: job, sigma: sigma, radius: radius).map(RunOnCPU.describe) ?? "")")
             }
             return
         }
@@ -74,10 +74,9 @@ public struct RunOnCPU: GraphPass {
     }
 
     /// Why the plane blur stays on the renderer, or nil when it moves to the CPU.
-    static func blurRefusal(_ graph: RenderGraph, job: RenderJob, radius: Int) -> String? {
+    static func blurRefusal(job: RenderJob, sigma: Double, radius: Int) -> String? {
         guard job.cpuKernels else { return "kept on the renderer (frames on the GPU, or asked for)" }
-        guard !graph.renderedFilters.contains(where: \.isAnimated) else { return "the blur is keyframed" }
-        guard let (host, renderer) = blurCosts(job: job, radius: radius) else { return "this CPU cannot run the kernels (AVX2 and FMA)" }
+        guard let (host, renderer) = blurCosts(job: job, sigma: sigma, radius: radius) else { return "this CPU cannot run the kernels (AVX2 and FMA)" }
         guard host < renderer else { return describe((host, renderer)) }
         return nil
     }
@@ -88,11 +87,11 @@ public struct RunOnCPU: GraphPass {
     /// every 4th of those across, and each output sample interpolated. The renderer's column passes
     /// fetch once a tap per packed texel; its NV12 pass reads 8 grid texels a 4x2 block and runs the
     /// writer (about 200 instructions).
-    static func blurCosts(job: RenderJob, radius: Int) -> (host: Double, renderer: Double)? {
+    static func blurCosts(job: RenderJob, sigma: Double, radius: Int) -> (host: Double, renderer: Double)? {
         let (w, h) = (job.geometry.sourceWidth, job.geometry.sourceHeight)
         let gridWidth = w / PlaneBlur.gridStep + 1, gridHeight = (h - 1) / PlaneBlur.gridStep + 4
-        let chromaRadius = (radius + 1) / 2
-        let lumaTaps = 2 * radius + 1, chromaTaps = 2 * chromaRadius + 1
+        let kernels = PlaneBlur.kernels(sigma: sigma, radius: radius)
+        let lumaTaps = 2 * kernels.luma.radius + 1, chromaTaps = 2 * kernels.chroma.radius + 1
         let tapSamples = gridHeight * (w * lumaTaps + w * chromaTaps) + gridHeight * gridWidth * (lumaTaps + 2 * chromaTaps)
         guard let host = job.cost.hostBlur(tapSamples: tapSamples, samples: w * h * 3 / 2) else { return nil }
         let c = job.cost
